@@ -1,0 +1,1 @@
+"""sklearn-ranknet: learning to rank in scikit-learn."""

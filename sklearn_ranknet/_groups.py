@@ -1,0 +1,206 @@
+"""Query ids per row -> contiguous query segments, and back.
+
+Metrics and estimators both receive ``groups``: one query id per row, of any
+dtype, in any order, possibly interleaved. Kernels want the opposite shape:
+the rows of each query next to each other, described by segment offsets.
+This module is the one place that converts between the two and validates
+``groups``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class QueryGroups:
+    """Rows arranged query by query.
+
+    Queries appear in the order of their sorted ids (as ``np.unique`` sorts
+    them); rows inside a query keep their input order.
+
+    Attributes
+    ----------
+    order : ndarray of shape (n_samples,) or None
+        Row indices that put the rows query by query (``a[order]``), or
+        ``None`` when the input is already arranged that way.
+    offsets : ndarray of shape (n_queries + 1,), int64
+        Query ``q`` owns the arranged rows ``offsets[q]:offsets[q + 1]``.
+    query_ids : ndarray of shape (n_queries,)
+        The id of each query, sorted.
+    """
+
+    order: np.ndarray | None
+    offsets: np.ndarray
+    query_ids: np.ndarray
+
+    @property
+    def n_queries(self):
+        return len(self.query_ids)
+
+    @property
+    def n_samples(self):
+        return int(self.offsets[-1])
+
+    @property
+    def sizes(self):
+        """Number of rows of each query, shape (n_queries,)."""
+        return np.diff(self.offsets)
+
+    def arrange(self, values):
+        """Reorder per-row ``values`` query by query (rows or array rows)."""
+        return values if self.order is None else values[self.order]
+
+    def restore(self, arranged):
+        """Inverse of :meth:`arrange`: back to the input row order."""
+        if self.order is None:
+            return arranged
+        restored = np.empty_like(arranged)
+        restored[self.order] = arranged
+        return restored
+
+    def rows_of(self, queries):
+        """Input-row indices of the given query positions, query by query.
+
+        Parameters
+        ----------
+        queries : array-like of int
+            Positions in ``0..n_queries - 1`` (not ids).
+
+        Returns
+        -------
+        rows : ndarray of int64
+            The input rows of those queries, concatenated in the given order.
+        offsets : ndarray of shape (len(queries) + 1,)
+            Segment offsets of the selected queries within ``rows``.
+        """
+        queries = np.asarray(queries, dtype=np.int64)
+        starts = self.offsets[queries]
+        sizes = self.offsets[queries + 1] - starts
+        offsets = np.zeros(len(queries) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        # position j of the result lies in query i at (j - offsets[i]) rows in
+        arranged = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
+        rows = arranged if self.order is None else self.order[arranged]
+        return rows, offsets
+
+
+def group_rows(groups, n_samples, *, input_name="groups"):
+    """Validate ``groups`` and arrange rows query by query.
+
+    Parameters
+    ----------
+    groups : array-like of shape (n_samples,) or None
+        One query id per row: integers, strings or any sortable values, in
+        any order. ``None`` puts every row in one query.
+    n_samples : int
+        The number of rows the ids must cover.
+    input_name : str, default="groups"
+        Name used in error messages.
+
+    Returns
+    -------
+    query_groups : QueryGroups
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is not 1-D, has the wrong length, holds NaN, or mixes
+        ids that cannot be compared with each other.
+    """
+    if groups is None:
+        return QueryGroups(
+            order=None,
+            offsets=np.array([0, n_samples], dtype=np.int64),
+            query_ids=np.zeros(1, dtype=np.int64),
+        )
+    groups = np.asarray(groups)
+    if groups.ndim == 2 and groups.shape[1] == 1:
+        groups = groups.ravel()
+    if groups.ndim != 1:
+        raise ValueError(
+            f"{input_name} must hold one query id per row (a 1-D array); "
+            f"got an array of shape {groups.shape}."
+        )
+    if len(groups) != n_samples:
+        raise ValueError(
+            f"{input_name} has {len(groups)} entries but the data has "
+            f"{n_samples} rows; give one query id per row."
+        )
+    _check_no_missing(groups, input_name)
+    if n_samples == 0:
+        return QueryGroups(
+            order=None, offsets=np.zeros(1, dtype=np.int64), query_ids=groups[:0]
+        )
+    try:
+        return _group_sorted_runs(groups) or _group_by_sorting(groups)
+    except TypeError as exc:
+        raise ValueError(
+            f"{input_name} mixes query ids that cannot be compared with each "
+            f"other ({exc}); use ids of one type, e.g. all ints or all strings."
+        ) from exc
+
+
+def _check_no_missing(groups, input_name):
+    if groups.dtype.kind == "f":
+        bad = ~np.isfinite(groups)
+    elif groups.dtype.kind == "O":
+        bad = np.array([_is_missing(g) for g in groups], dtype=bool)
+    else:
+        return
+    if bad.any():
+        raise ValueError(
+            f"{input_name} contains NaN or infinite query ids (first at row "
+            f"{int(np.flatnonzero(bad)[0])}); every row needs a query id."
+        )
+
+
+def _is_missing(value):
+    if value is None:
+        return True
+    try:
+        return bool(value != value) or value in (np.inf, -np.inf)
+    except (TypeError, ValueError):
+        return False
+
+
+def _group_sorted_runs(groups):
+    """O(n) path for the common case: ids already sorted and contiguous."""
+    starts = np.flatnonzero(groups[1:] != groups[:-1]) + 1
+    run_ids = groups[np.concatenate(([0], starts))]
+    if len(run_ids) > 1 and not np.all(run_ids[1:] > run_ids[:-1]):
+        return None
+    offsets = np.concatenate(([0], starts, [len(groups)])).astype(np.int64)
+    return QueryGroups(order=None, offsets=offsets, query_ids=run_ids)
+
+
+def _group_by_sorting(groups):
+    query_ids, codes = np.unique(groups, return_inverse=True)
+    order = np.argsort(codes, kind="stable")
+    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(codes, minlength=len(query_ids)), out=offsets[1:])
+    return QueryGroups(order=order, offsets=offsets, query_ids=query_ids)
+
+
+def groups_from_sizes(sizes):
+    """Per-row query ids ``0, 0, ..., 1, 1, ...`` from query sizes.
+
+    This is LightGBM's ``group`` convention (and its ``.query`` sidecar
+    files) turned into ``groups``.
+
+    Parameters
+    ----------
+    sizes : array-like of int, shape (n_queries,)
+        The number of consecutive rows of each query.
+
+    Returns
+    -------
+    groups : ndarray of shape (sum(sizes),), int64
+
+    Examples
+    --------
+    >>> groups_from_sizes([2, 3])
+    array([0, 0, 1, 1, 1])
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)

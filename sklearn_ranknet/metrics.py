@@ -1,0 +1,496 @@
+"""Query-aware ranking metrics and scorers for model selection.
+
+Every function takes one relevance label and one score per row, plus
+``groups``: the query id of each row. The metric is computed query by query
+and averaged over queries.
+
+Conventions
+-----------
+- **Gain** (NDCG): ``gain="exponential"`` uses ``2**label - 1`` (LightGBM,
+  XGBoost); ``"linear"`` uses ``label`` (scikit-learn, trec_eval).
+- **Discount**: ``1 / log2(rank + 1)`` with ranks starting at 1.
+- **Ties** in ``y_score``: ``ignore_ties=False`` gives the expected value over
+  every ordering of the tied documents, so the result does not depend on the
+  input order (for NDCG and for AP). ``ignore_ties=True`` ranks tied
+  documents in input order (LightGBM, XGBoost) and is faster.
+- **Empty queries**: a query whose ideal DCG is 0 (for AP: with no relevant
+  document) scores ``empty_query_score``: 1.0 by default (LightGBM, XGBoost),
+  0.0 as in scikit-learn and trec_eval, or ``None`` to leave such queries out
+  of the mean.
+- **MAP**: a document is relevant when its label is > 0. AP@k sums the
+  precision at each relevant rank up to k and divides by ``min(k, R)``, where
+  R is the number of relevant documents of the query.
+- ``k=None`` means the whole list.
+- Labels must be finite and >= 0; with exponential gain they must be <= 30
+  (LightGBM's limit: ``2**label`` would swamp every other grade).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn import config_context
+from sklearn.metrics import make_scorer
+from sklearn.utils import assert_all_finite, column_or_1d
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from . import _kernels
+from ._groups import group_rows
+
+__all__ = [
+    "ndcg_score",
+    "map_score",
+    "ndcg_per_query",
+    "ap_per_query",
+    "ndcg_scorer",
+    "map_scorer",
+]
+
+MAX_EXPONENTIAL_LABEL = 30
+
+_COMMON_CONSTRAINTS = {
+    "y_true": ["array-like"],
+    "y_score": ["array-like"],
+    "groups": ["array-like", None],
+    "k": [Interval(Integral, 1, None, closed="left"), None],
+    "ignore_ties": ["boolean"],
+    "empty_query_score": [Interval(Real, 0, 1, closed="both"), None],
+}
+_NDCG_CONSTRAINTS = {
+    **_COMMON_CONSTRAINTS,
+    "gain": [StrOptions({"exponential", "linear"})],
+}
+
+
+# --------------------------------------------------------------------------
+# Per-query values
+
+
+@validate_params(_NDCG_CONSTRAINTS, prefer_skip_nested_validation=True)
+def ndcg_per_query(
+    y_true,
+    y_score,
+    *,
+    groups=None,
+    k=None,
+    gain="exponential",
+    ignore_ties=False,
+    empty_query_score=1.0,
+):
+    """NDCG@k of each query, for significance tests and error analysis.
+
+    Takes the same arguments as :func:`ndcg_score`; ``ndcg_score`` is the
+    mean of the values returned here.
+
+    Returns
+    -------
+    query_ids : ndarray of shape (n_queries,)
+        The sorted query ids (as ``np.unique(groups)``). With
+        ``empty_query_score=None`` the queries with ideal DCG 0 are left out.
+    values : ndarray of shape (n_queries,)
+        NDCG@k of each query in ``query_ids``, in [0, 1].
+
+    Examples
+    --------
+    >>> from sklearn_ranknet.metrics import ndcg_per_query
+    >>> ids, values = ndcg_per_query(
+    ...     [2, 0, 1, 0, 0], [0.9, 0.5, 0.1, 0.3, 0.3], groups=["a", "a", "a", "b", "b"]
+    ... )
+    >>> ids.tolist(), values.round(3).tolist()
+    (['a', 'b'], [0.964, 1.0])
+    """
+    y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
+    _check_labels(y_true, gain)
+    gains = _kernels.label_gains(query_groups.arrange(y_true), gain == "exponential")
+    longest = int(query_groups.sizes.max())
+    values, empty = _kernels.ndcg_per_query(
+        gains,
+        query_groups.arrange(y_score),
+        query_groups.offsets,
+        _kernels.discount_table(longest),
+        longest if k is None else k,
+        ignore_ties,
+    )
+    return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
+
+
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
+def ap_per_query(
+    y_true,
+    y_score,
+    *,
+    groups=None,
+    k=None,
+    ignore_ties=False,
+    empty_query_score=1.0,
+):
+    """Average precision AP@k of each query.
+
+    Takes the same arguments as :func:`map_score`; ``map_score`` is the mean
+    of the values returned here.
+
+    Returns
+    -------
+    query_ids : ndarray of shape (n_queries,)
+        The sorted query ids (as ``np.unique(groups)``). With
+        ``empty_query_score=None`` the queries with no relevant document are
+        left out.
+    values : ndarray of shape (n_queries,)
+        AP@k of each query in ``query_ids``, in [0, 1].
+
+    Examples
+    --------
+    >>> from sklearn_ranknet.metrics import ap_per_query
+    >>> ids, values = ap_per_query([1, 0, 1, 0, 0], [3, 2, 1, 2, 1], groups=[7, 7, 7, 8, 8])
+    >>> ids.tolist(), values.round(4).tolist()
+    ([7, 8], [0.8333, 1.0])
+    """
+    y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
+    _check_labels(y_true, gain=None)
+    longest = int(query_groups.sizes.max())
+    values, empty = _kernels.ap_per_query(
+        query_groups.arrange(y_true) > 0,
+        query_groups.arrange(y_score),
+        query_groups.offsets,
+        longest if k is None else k,
+        ignore_ties,
+    )
+    return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
+
+
+# --------------------------------------------------------------------------
+# Means over queries
+
+
+@validate_params(_NDCG_CONSTRAINTS, prefer_skip_nested_validation=True)
+def ndcg_score(
+    y_true,
+    y_score,
+    *,
+    groups=None,
+    k=None,
+    gain="exponential",
+    ignore_ties=False,
+    empty_query_score=1.0,
+):
+    """Normalized discounted cumulative gain, averaged over queries.
+
+    For each query, the DCG@k of the documents ranked by ``y_score`` is
+    divided by the DCG@k of the ideal ranking (by ``y_true``). DCG@k is
+    ``sum over ranks r <= k of gain(label at r) / log2(r + 1)``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Graded relevance of each row, finite and >= 0 (e.g. 0 = bad ...
+        4 = perfect). At most 30 with ``gain="exponential"``.
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. Finite.
+    groups : array-like of shape (n_samples,), default=None
+        Query id of each row: ints, strings or any sortable values, in any
+        order; rows of one query need not be adjacent. ``None`` treats all
+        rows as one query.
+    k : int, default=None
+        Only the top ``k`` ranks count (NDCG@k). ``None`` uses every rank.
+    gain : {"exponential", "linear"}, default="exponential"
+        ``2**label - 1`` or ``label``.
+    ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents. If True, tied documents are ranked in input order.
+    empty_query_score : float in [0, 1] or None, default=1.0
+        Score of a query whose ideal DCG is 0 (no document with a positive
+        label). ``None`` leaves such queries out of the mean.
+
+    Returns
+    -------
+    score : float
+        Mean NDCG@k over queries, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        On inputs of different lengths, NaN or infinite values, negative
+        labels, labels above 30 with exponential gain, or when
+        ``empty_query_score=None`` leaves no query to average.
+
+    See Also
+    --------
+    ndcg_per_query : The value of each query.
+    ndcg_scorer : A scorer for GridSearchCV and cross_validate.
+
+    Examples
+    --------
+    Two queries; in query 1 the documents labelled 3 and 2 tie at the top,
+    so by default its NDCG is the mean over both orderings of the tie, while
+    ``ignore_ties=True`` keeps the input order (which happens to be ideal):
+
+    >>> from sklearn_ranknet.metrics import ndcg_score
+    >>> y_true = [3, 2, 0, 0, 1, 1]
+    >>> y_score = [0.5, 0.5, 0.1, 0.2, 0.9, 0.4]
+    >>> groups = [1, 1, 1, 2, 2, 2]
+    >>> round(ndcg_score(y_true, y_score, groups=groups), 4)
+    0.9585
+    >>> ndcg_score(y_true, y_score, groups=groups, ignore_ties=True)
+    1.0
+    >>> round(ndcg_score(y_true, y_score, groups=groups, k=1, gain="linear"), 4)
+    0.9167
+    """
+    return _mean_over_queries(
+        *ndcg_per_query(
+            y_true,
+            y_score,
+            groups=groups,
+            k=k,
+            gain=gain,
+            ignore_ties=ignore_ties,
+            empty_query_score=empty_query_score,
+        )
+    )
+
+
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
+def map_score(
+    y_true,
+    y_score,
+    *,
+    groups=None,
+    k=None,
+    ignore_ties=False,
+    empty_query_score=1.0,
+):
+    """Mean average precision (MAP@k) over queries.
+
+    A document is relevant when its label is > 0. The average precision of
+    a query, AP@k, is the sum of the precision at each rank ``r <= k`` that
+    holds a relevant document, divided by ``min(k, R)`` where R is the number
+    of relevant documents of the query.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance of each row, finite and >= 0; only ``> 0`` matters.
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. Finite.
+    groups : array-like of shape (n_samples,), default=None
+        Query id of each row, in any order. ``None`` treats all rows as one
+        query.
+    k : int, default=None
+        Only the top ``k`` ranks count. ``None`` uses every rank.
+    ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents. If True, tied documents are ranked in input order.
+    empty_query_score : float in [0, 1] or None, default=1.0
+        Score of a query with no relevant document. ``None`` leaves such
+        queries out of the mean.
+
+    Returns
+    -------
+    score : float
+        Mean AP@k over queries, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        On inputs of different lengths, NaN or infinite values, negative
+        labels, or when ``empty_query_score=None`` leaves no query to average.
+
+    See Also
+    --------
+    ap_per_query : The value of each query.
+    map_scorer : A scorer for GridSearchCV and cross_validate.
+
+    Examples
+    --------
+    Relevant documents at ranks 1 and 3 give AP (1/1 + 2/3) / 2; the second
+    query ties a relevant and an irrelevant document at the top, so its AP
+    is the mean of 1 and 1/2:
+
+    >>> from sklearn_ranknet.metrics import map_score
+    >>> y_true = [1, 0, 1, 0, 1]
+    >>> y_score = [0.9, 0.8, 0.7, 0.5, 0.5]
+    >>> groups = ["q1", "q1", "q1", "q2", "q2"]
+    >>> round(map_score(y_true, y_score, groups=groups), 4)
+    0.7917
+    >>> round(map_score(y_true, y_score, groups=groups, ignore_ties=True), 4)
+    0.6667
+    """
+    return _mean_over_queries(
+        *ap_per_query(
+            y_true,
+            y_score,
+            groups=groups,
+            k=k,
+            ignore_ties=ignore_ties,
+            empty_query_score=empty_query_score,
+        )
+    )
+
+
+# --------------------------------------------------------------------------
+# Validation
+
+
+def _check_targets(y_true, y_score, groups):
+    y_true = column_or_1d(y_true, dtype=np.float64, input_name="y_true")
+    y_score = column_or_1d(y_score, dtype=np.float64, input_name="y_score")
+    if len(y_true) != len(y_score):
+        raise ValueError(
+            f"y_true has {len(y_true)} rows but y_score has {len(y_score)}; "
+            "give one label and one score per row."
+        )
+    if len(y_true) == 0:
+        raise ValueError("y_true and y_score are empty; there is nothing to rank.")
+    assert_all_finite(y_true, input_name="y_true")
+    assert_all_finite(y_score, input_name="y_score")
+    return y_true, y_score, group_rows(groups, len(y_true))
+
+
+def _check_labels(y_true, gain):
+    lowest = y_true.min()
+    if lowest < 0:
+        raise ValueError(
+            f"y_true holds negative relevance labels (smallest {lowest:g}); "
+            "labels must be >= 0."
+        )
+    highest = y_true.max()
+    if gain == "exponential" and highest > MAX_EXPONENTIAL_LABEL:
+        raise ValueError(
+            f"y_true holds labels up to {highest:g}, but exponential gain "
+            f"2**label - 1 allows at most {MAX_EXPONENTIAL_LABEL}. Use "
+            'gain="linear" or rescale the labels.'
+        )
+
+
+def _fill_empty(query_ids, values, empty, empty_query_score):
+    if empty_query_score is None:
+        keep = ~empty
+        return query_ids[keep], values[keep]
+    values[empty] = empty_query_score
+    return query_ids, values
+
+
+def _mean_over_queries(query_ids, values):
+    if len(values) == 0:
+        raise ValueError(
+            "No query has a relevant document, and empty_query_score=None "
+            "leaves such queries out, so there is nothing to average. Give "
+            "empty_query_score a value (1.0 or 0.0) to score them."
+        )
+    return float(np.mean(values))
+
+
+# --------------------------------------------------------------------------
+# Scorers
+
+_ROUTING_HELP = (
+    "{name} scores each query separately, so it needs the query id of every "
+    "row as `groups`, and none arrived. Turn on metadata routing with "
+    "`sklearn.set_config(enable_metadata_routing=True)` and pass the ids where "
+    "you fit: `GridSearchCV(...).fit(X, y, groups=qid)` or "
+    "`cross_validate(..., params={{'groups': qid}})`. Without them every fold "
+    "would be scored as if it were one single query."
+)
+
+
+def _ndcg_by_query(y_true, y_pred, *, groups=None, **kwargs):
+    if groups is None:
+        raise ValueError(_ROUTING_HELP.format(name="ndcg_scorer"))
+    return ndcg_score(y_true, y_pred, groups=groups, **kwargs)
+
+
+def _map_by_query(y_true, y_pred, *, groups=None, **kwargs):
+    if groups is None:
+        raise ValueError(_ROUTING_HELP.format(name="map_scorer"))
+    return map_score(y_true, y_pred, groups=groups, **kwargs)
+
+
+def _grouped_scorer(score_func, check_func, metric_kwargs):
+    if "groups" in metric_kwargs:
+        raise TypeError(
+            "groups cannot be fixed in a scorer: it differs from fold to fold "
+            "and arrives through metadata routing."
+        )
+    # Fail now, not in the middle of a search, on a bad k, gain or typo.
+    check_func([1.0, 0.0], [1.0, 0.0], **metric_kwargs)
+    scorer = make_scorer(score_func, response_method="predict", **metric_kwargs)
+    # set_score_request is public but only callable while routing is on; the
+    # request it records stays with the scorer whatever the global setting.
+    with config_context(enable_metadata_routing=True):
+        scorer.set_score_request(groups=True)
+    return scorer
+
+
+def ndcg_scorer(k=10, **metric_kwargs):
+    """A scorer of mean NDCG@k by query, for GridSearchCV and cross_validate.
+
+    The scorer asks for ``groups`` through scikit-learn's metadata routing,
+    so each fold is scored query by query. Routing must be on
+    (``sklearn.set_config(enable_metadata_routing=True)``); when no
+    ``groups`` reach the scorer it raises an error that says so, rather than
+    scoring a whole fold as one query.
+
+    Parameters
+    ----------
+    k : int or None, default=10
+        Truncation of NDCG@k; ``None`` uses the whole list.
+    **metric_kwargs
+        ``gain``, ``ignore_ties`` and ``empty_query_score``, as in
+        :func:`ndcg_score`.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, groups=...)``, greater is better. Usable as
+        ``scoring=`` alone or in a dict of several scorers.
+
+    Examples
+    --------
+    >>> import sklearn
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.model_selection import GridSearchCV, GroupKFold
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> from sklearn_ranknet.metrics import ndcg_scorer
+    >>> X, y, qid = make_ranking(n_queries=30, random_state=0)
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = GridSearchCV(
+    ...         Ridge(), {"alpha": [0.1, 10.0]}, cv=GroupKFold(3), scoring=ndcg_scorer(10)
+    ...     ).fit(X, y, groups=qid)
+    >>> 0.0 <= search.best_score_ <= 1.0
+    True
+    """
+    return _grouped_scorer(_ndcg_by_query, ndcg_score, {"k": k, **metric_kwargs})
+
+
+def map_scorer(k=None, **metric_kwargs):
+    """A scorer of MAP@k by query, for GridSearchCV and cross_validate.
+
+    Requests ``groups`` through metadata routing like :func:`ndcg_scorer`.
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Truncation of AP@k; ``None`` uses the whole list.
+    **metric_kwargs
+        ``ignore_ties`` and ``empty_query_score``, as in :func:`map_score`.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, groups=...)``, greater is better.
+
+    Examples
+    --------
+    >>> import sklearn
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.model_selection import GroupKFold, cross_validate
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> from sklearn_ranknet.metrics import map_scorer, ndcg_scorer
+    >>> X, y, qid = make_ranking(n_queries=30, random_state=0)
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     result = cross_validate(
+    ...         Ridge(), X, y, cv=GroupKFold(3), params={"groups": qid},
+    ...         scoring={"map": map_scorer(), "ndcg@5": ndcg_scorer(5)},
+    ...     )
+    >>> sorted(key for key in result if key.startswith("test_"))
+    ['test_map', 'test_ndcg@5']
+    """
+    return _grouped_scorer(_map_by_query, map_score, {"k": k, **metric_kwargs})

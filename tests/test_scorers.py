@@ -1,0 +1,165 @@
+"""The scorers inside scikit-learn model selection, with a plain regressor."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import (
+    GridSearchCV,
+    GroupKFold,
+    HalvingRandomSearchCV,
+    RandomizedSearchCV,
+    cross_validate,
+)
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
+
+
+@pytest.fixture
+def routing():
+    with sklearn.config_context(enable_metadata_routing=True):
+        yield
+
+
+def _ranking_data(seed=0, n_queries=24, shuffle=True):
+    """Small grouped data with interleaved rows and string query ids."""
+    rng = np.random.RandomState(seed)
+    sizes = rng.randint(2, 12, size=n_queries)
+    qid = np.repeat([f"q{i:02d}" for i in range(n_queries)], sizes)
+    X = rng.normal(size=(len(qid), 5))
+    latent = X @ [1.0, -0.5, 0.3, 0.0, 0.0] + 0.5 * rng.normal(size=len(qid))
+    y = np.digitize(latent, [-0.5, 0.5, 1.2, 2.0]).astype(float)
+    if shuffle:
+        perm = rng.permutation(len(qid))
+        X, y, qid = X[perm], y[perm], qid[perm]
+    return X, y, qid
+
+
+def _manual_fold_scores(model, X, y, qid, cv, metric, *, as_one_query=False, **kwargs):
+    scores = []
+    for train, test in cv.split(X, y, groups=qid):
+        fitted = clone(model).fit(X[train], y[train])
+        groups = None if as_one_query else qid[test]
+        scores.append(metric(y[test], fitted.predict(X[test]), groups=groups, **kwargs))
+    return np.array(scores)
+
+
+def test_grid_search_scores_every_fold_query_by_query(routing):
+    X, y, qid = _ranking_data()
+    cv = GroupKFold(n_splits=3)
+    search = GridSearchCV(Ridge(), {"alpha": [0.01, 100.0]}, cv=cv, scoring=ndcg_scorer(5))
+    search.fit(X, y, groups=qid)
+    for i, alpha in enumerate([0.01, 100.0]):
+        expected = _manual_fold_scores(Ridge(alpha=alpha), X, y, qid, cv, ndcg_score, k=5)
+        got = [search.cv_results_[f"split{j}_test_score"][i] for j in range(3)]
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+        # A whole fold scored as one query would give a different number.
+        one_query = _manual_fold_scores(
+            Ridge(alpha=alpha), X, y, qid, cv, ndcg_score, as_one_query=True, k=5
+        )
+        assert not np.allclose(got, one_query)
+    best = np.argmax(search.cv_results_["mean_test_score"])
+    assert search.best_params_ == search.cv_results_["params"][best]
+
+
+def test_pipeline_and_several_scorers_with_refit(routing):
+    X, y, qid = _ranking_data(seed=1)
+    cv = GroupKFold(n_splits=4)
+    pipe = make_pipeline(StandardScaler(), Ridge())
+    scoring = {"ndcg@10": ndcg_scorer(10), "map": map_scorer(), "ndcg_lin": ndcg_scorer(None, gain="linear")}
+    search = GridSearchCV(pipe, {"ridge__alpha": [0.1, 10.0]}, cv=cv, scoring=scoring, refit="ndcg@10")
+    search.fit(X, y, groups=qid)
+    model = make_pipeline(StandardScaler(), Ridge(alpha=search.best_params_["ridge__alpha"]))
+    checks = {
+        "ndcg@10": (ndcg_score, {"k": 10}),
+        "map": (map_score, {}),
+        "ndcg_lin": (ndcg_score, {"gain": "linear"}),
+    }
+    best = search.best_index_
+    for name, (metric, kwargs) in checks.items():
+        expected = _manual_fold_scores(model, X, y, qid, cv, metric, **kwargs)
+        got = [search.cv_results_[f"split{j}_test_{name}"][best] for j in range(4)]
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+def test_cross_validate_takes_groups_through_params(routing):
+    X, y, qid = _ranking_data(seed=2)
+    cv = GroupKFold(n_splits=3)
+    result = cross_validate(Ridge(), X, y, cv=cv, params={"groups": qid}, scoring={"map": map_scorer(k=5)})
+    expected = _manual_fold_scores(Ridge(), X, y, qid, cv, map_score, k=5)
+    np.testing.assert_allclose(result["test_map"], expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("search_cls", [RandomizedSearchCV, HalvingRandomSearchCV])
+def test_randomized_and_halving_searches_accept_the_scorer(routing, search_cls):
+    X, y, qid = _ranking_data(seed=3, n_queries=40)
+    kwargs = {"n_iter": 3} if search_cls is RandomizedSearchCV else {"min_resources": 200}
+    search = search_cls(
+        Ridge(), {"alpha": [0.01, 0.1, 1.0, 10.0]}, cv=GroupKFold(3), scoring=ndcg_scorer(),
+        random_state=0, **kwargs,
+    )
+    search.fit(X, y, groups=qid)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all((scores >= 0) & (scores <= 1))
+
+
+def test_parallel_search_pickles_the_scorer(routing):
+    X, y, qid = _ranking_data(seed=4)
+    scorer = pickle.loads(pickle.dumps(ndcg_scorer(3)))
+    serial = GridSearchCV(Ridge(), {"alpha": [0.1, 1.0]}, cv=GroupKFold(3), scoring=scorer)
+    parallel = clone(serial).set_params(n_jobs=2)
+    np.testing.assert_allclose(
+        serial.fit(X, y, groups=qid).cv_results_["mean_test_score"],
+        parallel.fit(X, y, groups=qid).cv_results_["mean_test_score"],
+        rtol=0, atol=1e-12,
+    )
+
+
+def test_scorer_called_directly_with_groups(routing):
+    X, y, qid = _ranking_data(seed=5)
+    model = Ridge().fit(X, y)
+    assert ndcg_scorer(10)(model, X, y, groups=qid) == ndcg_score(y, model.predict(X), groups=qid, k=10)
+
+
+@pytest.mark.parametrize("make", [ndcg_scorer, map_scorer])
+def test_routing_off_is_an_error_that_says_how_to_turn_it_on(make):
+    X, y, qid = _ranking_data(seed=6)
+    model = Ridge().fit(X, y)
+    with pytest.raises(ValueError, match="enable_metadata_routing=True"):
+        make()(model, X, y)
+    search = GridSearchCV(Ridge(), {"alpha": [1.0]}, cv=GroupKFold(3), scoring=make(), error_score="raise")
+    with pytest.raises(ValueError, match="enable_metadata_routing=True"):
+        search.fit(X, y, groups=qid)
+
+
+def test_routing_off_with_default_error_score_never_gives_a_number():
+    X, y, qid = _ranking_data(seed=7)
+    search = GridSearchCV(Ridge(), {"alpha": [1.0]}, cv=GroupKFold(3), scoring=ndcg_scorer())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y, groups=qid)
+    assert np.isnan(search.cv_results_["mean_test_score"]).all()
+    assert any("enable_metadata_routing=True" in str(w.message) for w in caught)
+
+
+def test_bad_scorer_arguments_fail_at_creation():
+    with pytest.raises(ValueError, match="'k' parameter"):
+        ndcg_scorer(0)
+    with pytest.raises(ValueError, match="'gain' parameter"):
+        ndcg_scorer(gain="cubic")
+    with pytest.raises(TypeError):
+        map_scorer(gain="linear")  # MAP has no gain
+    with pytest.raises(TypeError, match="metadata routing"):
+        ndcg_scorer(groups=[0, 0])
+
+
+def test_scorer_reports_greater_is_better_and_its_settings():
+    text = repr(ndcg_scorer(5, gain="linear"))
+    assert "k=5" in text and "gain=linear" in text and "greater_is_better=False" not in text
