@@ -14,6 +14,11 @@ import numba
 # NaN/inf checks that keep the kernels honest about bad scores.
 FASTMATH = frozenset({"reassoc", "contract", "arcp", "nsz", "afn"})
 
+# Numba's default "python" error model checks every float division for zero
+# (to raise ZeroDivisionError), and that branch stops LLVM from vectorizing
+# the pair loops. Kernels guard their own divisors instead.
+ERROR_MODEL = "numpy"
+
 
 def jit(*, parallel=False):
     """Compile a function with the package's Numba policy.
@@ -34,7 +39,9 @@ def jit(*, parallel=False):
     """
 
     def decorate(func):
-        options = dict(nogil=True, fastmath=set(FASTMATH), parallel=parallel)
+        options = dict(
+            nogil=True, fastmath=set(FASTMATH), error_model=ERROR_MODEL, parallel=parallel
+        )
         try:
             return numba.njit(cache=True, **options)(func)
         except RuntimeError as exc:  # numba: "no locator available for file"

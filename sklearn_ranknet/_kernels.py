@@ -17,6 +17,7 @@ Conventions shared by every metric (one DCG for the whole package):
 import numpy as np
 from numba import prange
 
+
 from ._jit import jit
 
 
@@ -160,3 +161,278 @@ def ap_per_query(relevant, scores, offsets, k, ignore_ties):
         else:
             empty[q] = True
     return values, empty
+
+
+# --------------------------------------------------------------------------
+# Pair lambdas
+#
+# For a pair where document ``hi`` should rank above ``lo``, RankNet's cost is
+# softplus(-sigma * (s_hi - s_lo)) and its gradient pushes s_hi up and s_lo
+# down by sigma * rho with rho = 1 / (1 + exp(sigma * (s_hi - s_lo))).
+# LambdaRank multiplies both by a weight |delta Z| (the change of NDCG or AP
+# if the two swapped places). Each document then collects one number, the
+# derivative of the query's cost by its score, so the model's backward pass
+# runs once per document instead of once per pair.
+#
+# rho is computed without an exp per pair: with e = exp(sigma * (s - max s)),
+# rho = e_lo / (e_hi + e_lo). That needs every e to stay a normal float, which
+# holds when the query's scores span less than SAFE_SPREAD / sigma; wider
+# queries take the exact per-pair formula instead.
+
+SAFE_SPREAD = 600.0  # exp(-600) ~ 1e-261: far from underflow
+
+
+@jit()
+def _scaled_exp(sorted_scores, sigma):
+    """exp(sigma * (s - max s)), and whether the factorized form is safe."""
+    high = sorted_scores.max()
+    exact = sigma * (high - sorted_scores.min()) > SAFE_SPREAD
+    return np.exp(sigma * (sorted_scores - high)), exact
+
+
+@jit()
+def _pair_rho(s_hi, s_lo, e_hi, e_lo, sigma, exact):
+    """1 / (1 + exp(sigma * (s_hi - s_lo)))."""
+    if not exact:
+        return e_lo / (e_hi + e_lo)
+    d = sigma * (s_hi - s_lo)
+    if d >= 0.0:
+        t = np.exp(-d)
+        return t / (1.0 + t)
+    return 1.0 / (1.0 + np.exp(d))
+
+
+@jit()
+def _pair_cost(s_hi, s_lo, e_hi, e_lo, sigma, exact):
+    """softplus(-sigma * (s_hi - s_lo)) = log(1 + exp(-sigma * (s_hi - s_lo)))."""
+    if not exact:
+        return np.log1p(e_lo / e_hi)
+    d = sigma * (s_hi - s_lo)
+    return max(-d, 0.0) + np.log1p(np.exp(-abs(d)))
+
+
+@jit()
+def _ranknet_push(e_i, e, grad, start):
+    """Fast path: rho of document i over every j >= start, added to grad[j];
+    returns their sum. Branch-free so that LLVM vectorizes it."""
+    push = 0.0
+    for signed_j in range(start, len(e)):
+        j = np.uint64(signed_j)  # unsigned: no negative-index wraparound to block SIMD
+        rho = e[j] / (e_i + e[j])
+        push += rho
+        grad[j] += rho
+    return push
+
+
+@jit()
+def _ranknet_query(scores, labels, sigma, with_cost, grad):
+    """RankNet gradient of one query; returns its cost.
+
+    ``labels`` must be sorted in descending order, so that the documents
+    below ``i`` with a smaller label form one contiguous tail. The cost is
+    the mean cross-entropy over the query's label-differing pairs.
+    """
+    n = len(scores)
+    grad[:] = 0.0
+    e, exact = _scaled_exp(scores, sigma)
+    cost = 0.0
+    n_pairs = 0
+    tail = 0
+    for i in range(n):
+        while tail < n and labels[tail] >= labels[i]:
+            tail += 1
+        if exact or with_cost:
+            push = 0.0
+            for j in range(tail, n):
+                rho = _pair_rho(scores[i], scores[j], e[i], e[j], sigma, exact)
+                push += rho
+                grad[j] += rho
+                if with_cost:
+                    cost += _pair_cost(scores[i], scores[j], e[i], e[j], sigma, exact)
+        else:
+            push = _ranknet_push(e[i], e, grad, tail)
+        grad[i] -= push
+        n_pairs += n - tail
+    if n_pairs == 0:
+        return 0.0
+    grad *= sigma / n_pairs
+    return cost / n_pairs
+
+
+@jit(parallel=True)
+def ranknet_gradient(scores, labels, offsets, sigma, with_cost):
+    """dC/ds for every document under RankNet, and each query's cost.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,)
+        Current scores, query by query.
+    labels : ndarray of shape (n_samples,)
+        Relevance labels, sorted in descending order inside each query.
+    offsets : ndarray of shape (n_queries + 1,)
+    sigma : float
+    with_cost : bool
+        Also compute the cost (one log per pair; skip it when only the
+        gradient is needed).
+
+    Returns
+    -------
+    grad : ndarray of shape (n_samples,)
+    cost : ndarray of shape (n_queries,)
+    """
+    n_queries = len(offsets) - 1
+    grad = np.empty(len(scores))
+    cost = np.zeros(n_queries)
+    for q in prange(n_queries):
+        lo, hi = offsets[q], offsets[q + 1]
+        cost[q] = _ranknet_query(scores[lo:hi], labels[lo:hi], sigma, with_cost, grad[lo:hi])
+    return grad, cost
+
+
+@jit()
+def _weight_terms(utility, discounts, k, use_ap):
+    """Per-rank terms that make every pair weight |du| * |c[a] + h[b]|.
+
+    NDCG: |delta NDCG@k| * IDCG = |u_a - u_b| * (d_a - d_b), so c = d and
+    h = -d (``discounts`` is already zero from rank k on).
+
+    AP (``utility`` is 1 / 0 for relevant / not): when the documents at
+    ranks a < b swap and one of them is relevant, let c be the relevant
+    documents above a and m those strictly between. The relevant one earns
+    (c + 1) / (a + 1) at rank a and (c + m + 1) / (b + 1) at rank b, and each
+    relevant document between moves by one rank, changing by 1 / its rank.
+    With prefix sums ``count`` (relevant among the first p ranks) and
+    ``recip`` (sum of 1 / rank of those, within the top k), that is
+    |(c + 1)/(a + 1) - recip[a + 1] + recip[b] - (c + m + 1)/(b + 1)| times
+    1 / min(k, R); and c + m + 1 = count[b] + 1 - u_a. So h depends on u_a:
+    ``h[0]`` for an irrelevant a, ``h[1]`` for a relevant one.
+    """
+    n = len(utility)
+    c = np.empty(n)
+    h = np.empty((2, n))
+    if not use_ap:
+        for r in range(n):
+            c[r] = discounts[r]
+            h[0, r] = -discounts[r]
+            h[1, r] = -discounts[r]
+        return c, h
+    count = 0.0
+    recip = 0.0
+    for r in range(n):
+        in_top = 1.0 if r < k else 0.0
+        # here count and recip cover ranks < r
+        c[r] = in_top * (count + 1.0) / (r + 1) - (recip + in_top * utility[r] / (r + 1))
+        h[1, r] = recip - in_top * count / (r + 1)
+        h[0, r] = recip - in_top * (count + 1.0) / (r + 1)
+        count += utility[r]
+        recip += in_top * utility[r] / (r + 1)
+    return c, h
+
+
+@jit()
+def _lambdarank_push(a, e, u, c_a, h, g):
+    """Fast path: lambdas of the document at rank a against every lower
+    rank b, added to g[b]; returns their sum. Branch-free (the select
+    compiles to a blend) so that LLVM vectorizes it."""
+    e_a, u_a = e[a], u[a]
+    push = 0.0
+    for signed_b in range(a + 1, len(e)):
+        b = np.uint64(signed_b)  # unsigned: no negative-index wraparound to block SIMD
+        du = u_a - u[b]
+        weight = abs(du) * abs(c_a + h[b])
+        lam = weight * (e[b] if du > 0.0 else -e_a) / (e_a + e[b])
+        push += lam
+        g[b] += lam
+    return push
+
+
+@jit()
+def _lambdarank_query(scores, utility, norm, discounts, k, use_ap, sigma, with_cost, grad):
+    """LambdaRank gradient of one query; returns its weighted cost.
+
+    ``utility`` is the gain of each document (NDCG) or 1.0 / 0.0 for
+    relevant / not (AP); ``norm`` is 1 / ideal DCG@k or 1 / min(k, R), and 0
+    for a query where every swap is worth nothing. ``discounts`` is zero from
+    rank k on, so its differences are those of NDCG@k. Only pairs with at
+    least one document in the current top k are visited: O(n * k) work and
+    O(n) memory.
+    """
+    n = len(scores)
+    grad[:] = 0.0
+    if n < 2 or norm == 0.0:
+        return 0.0
+    order = rank_order(scores)
+    s = scores[order]
+    u = utility[order]
+    e, exact = _scaled_exp(s, sigma)
+    c, h = _weight_terms(u, discounts, k, use_ap)
+    g = np.zeros(n)
+    cost = 0.0
+    for a in range(min(k, n)):
+        h_a = h[int(u[a] > 0.0)] if use_ap else h[0]
+        if exact or with_cost:
+            push = 0.0
+            for b in range(a + 1, n):
+                du = u[a] - u[b]
+                weight = abs(du) * abs(c[a] + h_a[b])
+                hi, lo = (a, b) if du > 0.0 else (b, a)
+                lam = weight * _pair_rho(s[hi], s[lo], e[hi], e[lo], sigma, exact)
+                lam = lam if du > 0.0 else -lam
+                push += lam
+                g[b] += lam
+                if with_cost and weight > 0.0:
+                    cost += weight * _pair_cost(s[hi], s[lo], e[hi], e[lo], sigma, exact)
+        else:
+            push = _lambdarank_push(a, e, u, c[a], h_a, g)
+        g[a] -= push
+    scale = sigma * norm
+    for r in range(n):
+        grad[order[r]] = g[r] * scale
+    return cost * norm
+
+
+@jit(parallel=True)
+def lambdarank_gradient(scores, utility, norms, offsets, discounts, k, use_ap, sigma, with_cost):
+    """dC/ds for every document under LambdaRank, and each query's cost.
+
+    Parameters
+    ----------
+    scores, utility : ndarray of shape (n_samples,)
+        Query by query. ``utility`` holds gains (NDCG) or 1.0 / 0.0 (AP).
+    norms : ndarray of shape (n_queries,)
+        1 / ideal DCG@k (NDCG) or 1 / min(k, R) (AP); 0 for empty queries.
+    offsets : ndarray of shape (n_queries + 1,)
+    discounts : ndarray of shape (>= longest query,)
+        1 / log2(rank + 2) up to rank k, zero beyond.
+    k : int
+        Truncation: pairs need one document in the current top k.
+    use_ap : bool
+        Weight by |delta AP| instead of |delta NDCG|.
+    sigma : float
+    with_cost : bool
+
+    Returns
+    -------
+    grad : ndarray of shape (n_samples,)
+    cost : ndarray of shape (n_queries,)
+    """
+    n_queries = len(offsets) - 1
+    grad = np.empty(len(scores))
+    cost = np.zeros(n_queries)
+    for q in prange(n_queries):
+        lo, hi = offsets[q], offsets[q + 1]
+        cost[q] = _lambdarank_query(
+            scores[lo:hi], utility[lo:hi], norms[q], discounts, k, use_ap, sigma,
+            with_cost, grad[lo:hi],
+        )
+    return grad, cost
+
+
+@jit(parallel=True)
+def ideal_dcg_per_query(gains, offsets, discounts, k):
+    """Ideal DCG@k of every query: cached once per fit, labels never change."""
+    n_queries = len(offsets) - 1
+    out = np.zeros(n_queries)
+    for q in prange(n_queries):
+        out[q] = ideal_dcg(gains[offsets[q] : offsets[q + 1]], discounts, k)
+    return out

@@ -1,0 +1,363 @@
+"""Scoring networks: forward pass, backward pass and parameter helpers.
+
+A scoring function maps each document (a row of ``X``) to one real score.
+It is a multi-layer perceptron laid out like scikit-learn's
+:class:`~sklearn.neural_network.MLPRegressor` with a single output:
+
+* ``coefs[i]`` has shape ``(fan_in, fan_out)`` and ``intercepts[i]`` shape
+  ``(fan_out,)``, for ``layer_sizes = [n_features, *hidden_layer_sizes, 1]``;
+* every hidden layer applies ``activation``, the output layer is the identity;
+* ``hidden_layer_sizes=()`` gives a linear scoring function
+  ``X @ coefs[0][:, 0] + intercepts[0][0]``.
+
+The ranking loss lives elsewhere: it hands back ``upstream = dC/ds``, the
+gradient of the loss with respect to every score, and :func:`backward` turns it
+into ``dC/dW = sum_i upstream[i] * ds_i/dW`` for every parameter.
+
+All arrays are float64. ``X`` may be a dense array or a scipy.sparse CSR
+matrix (or array); only the first layer ever touches it.
+"""
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils.extmath import safe_sparse_dot
+
+
+def _inplace_identity(Z):
+    pass
+
+
+def _inplace_logistic(Z):
+    expit(Z, out=Z)  # overflow-free for any magnitude
+
+
+def _inplace_tanh(Z):
+    np.tanh(Z, out=Z)
+
+
+def _inplace_relu(Z):
+    np.maximum(Z, 0.0, out=Z)
+
+
+#: Hidden-layer activations, name -> in-place function. The names and their
+#: meanings are those of ``MLPRegressor(activation=...)``.
+ACTIVATIONS = {
+    "identity": _inplace_identity,
+    "logistic": _inplace_logistic,
+    "tanh": _inplace_tanh,
+    "relu": _inplace_relu,
+}
+
+
+# Derivatives expressed through the activation *output* A, multiplied into
+# ``delta`` in place (so the forward cache is all backward needs).
+def _inplace_identity_derivative(A, delta):
+    pass
+
+
+def _inplace_logistic_derivative(A, delta):
+    delta *= A
+    delta *= 1.0 - A
+
+
+def _inplace_tanh_derivative(A, delta):
+    delta *= 1.0 - A**2
+
+
+def _inplace_relu_derivative(A, delta):
+    delta[A <= 0.0] = 0.0
+
+
+_DERIVATIVES = {
+    "identity": _inplace_identity_derivative,
+    "logistic": _inplace_logistic_derivative,
+    "tanh": _inplace_tanh_derivative,
+    "relu": _inplace_relu_derivative,
+}
+
+
+def _check_activation(activation):
+    if activation not in ACTIVATIONS:
+        raise ValueError(
+            f"activation must be one of {sorted(ACTIVATIONS)}, got {activation!r}."
+        )
+
+
+def layer_sizes(n_features, hidden_layer_sizes):
+    """Number of units of every layer, input and output included.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of input features.
+    hidden_layer_sizes : sequence of int
+        Width of each hidden layer; ``()`` for a linear model.
+
+    Returns
+    -------
+    sizes : list of int, length ``len(hidden_layer_sizes) + 2``
+        ``[n_features, *hidden_layer_sizes, 1]``.
+    """
+    sizes = [int(n_features), *(int(h) for h in hidden_layer_sizes), 1]
+    if any(s <= 0 for s in sizes):
+        raise ValueError(f"All layer sizes must be positive, got {sizes}.")
+    return sizes
+
+
+def init_params(n_features, hidden_layer_sizes, activation, random_state):
+    """Glorot-uniform initialization, as in ``MLPRegressor``.
+
+    For each layer, weights then intercepts are drawn from
+    ``uniform(-bound, bound)`` with ``bound = sqrt(factor / (fan_in + fan_out))``,
+    ``factor = 2`` if ``activation == "logistic"`` else ``6``. As in
+    ``MLPRegressor``, the factor of the hidden activation is also used for the
+    (identity) output layer, and the draws happen in the same order.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of input features.
+    hidden_layer_sizes : sequence of int
+        Width of each hidden layer; ``()`` for a linear scoring function.
+    activation : {"identity", "logistic", "tanh", "relu"}
+        Hidden-layer activation (only used to pick the bound).
+    random_state : numpy.random.RandomState
+        As returned by :func:`sklearn.utils.check_random_state`.
+
+    Returns
+    -------
+    coefs : list of ndarray of shape (fan_in, fan_out)
+        One weight matrix per layer; the last one has shape ``(fan_in, 1)``.
+    intercepts : list of ndarray of shape (fan_out,)
+        One bias vector per layer.
+    """
+    _check_activation(activation)
+    sizes = layer_sizes(n_features, hidden_layer_sizes)
+    factor = 2.0 if activation == "logistic" else 6.0
+    coefs, intercepts = [], []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        bound = np.sqrt(factor / (fan_in + fan_out))
+        coefs.append(random_state.uniform(-bound, bound, (fan_in, fan_out)))
+        intercepts.append(random_state.uniform(-bound, bound, fan_out))
+    return coefs, intercepts
+
+
+def _layer(A, coef, intercept, activation, first):
+    """Affine map of one layer, then its activation (``None`` for output)."""
+    Z = safe_sparse_dot(A, coef) if first else A @ coef
+    Z = np.asarray(Z, dtype=np.float64)  # fresh array, safe to modify in place
+    Z += intercept
+    if activation is not None:
+        ACTIVATIONS[activation](Z)
+    return Z
+
+
+def forward(X, coefs, intercepts, activation):
+    """Scores of every sample, and the cache needed by :func:`backward`.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse CSR matrix} of shape (n_samples, n_features)
+        Input samples, float64.
+    coefs : list of ndarray of shape (fan_in, fan_out)
+        Weight matrices, as returned by :func:`init_params`.
+    intercepts : list of ndarray of shape (fan_out,)
+        Bias vectors.
+    activation : {"identity", "logistic", "tanh", "relu"}
+        Hidden-layer activation.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples,)
+        Output of the network.
+    cache : list, length ``len(coefs)``
+        The input of every layer: ``cache[0]`` is ``X`` itself and
+        ``cache[i]`` (``i >= 1``), of shape ``(n_samples, coefs[i].shape[0])``,
+        the output of hidden layer ``i``. Treat it as opaque; it is only read
+        (never modified) by :func:`backward`.
+    """
+    _check_activation(activation)
+    cache = [X]
+    A = X
+    for i, (coef, intercept) in enumerate(zip(coefs, intercepts)):
+        hidden = i < len(coefs) - 1
+        A = _layer(A, coef, intercept, activation if hidden else None, i == 0)
+        if hidden:
+            cache.append(A)
+    return A[:, 0], cache
+
+
+def predict_scores(X, coefs, intercepts, activation):
+    """Scores of every sample, keeping only one layer's activations at a time.
+
+    Same result as ``forward(X, ...)[0]``, bit for bit.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse CSR matrix} of shape (n_samples, n_features)
+        Input samples, float64.
+    coefs : list of ndarray of shape (fan_in, fan_out)
+        Weight matrices.
+    intercepts : list of ndarray of shape (fan_out,)
+        Bias vectors.
+    activation : {"identity", "logistic", "tanh", "relu"}
+        Hidden-layer activation.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples,)
+    """
+    _check_activation(activation)
+    A = X
+    for i, (coef, intercept) in enumerate(zip(coefs, intercepts)):
+        hidden = i < len(coefs) - 1
+        A = _layer(A, coef, intercept, activation if hidden else None, i == 0)
+    return A[:, 0]
+
+
+def backward(cache, upstream, coefs, activation):
+    """Gradient of a loss with respect to every parameter (backpropagation).
+
+    Given ``upstream[i] = dC/ds_i``, returns ``dC/dW = sum_i upstream[i] *
+    ds_i/dW`` for every weight and intercept. No regularization is added; see
+    :func:`add_l2`.
+
+    Parameters
+    ----------
+    cache : list
+        Second output of :func:`forward` for the same ``coefs`` (not modified).
+    upstream : array-like of shape (n_samples,)
+        Gradient of the loss with respect to each score.
+    coefs : list of ndarray of shape (fan_in, fan_out)
+        Weight matrices used in the forward pass.
+    activation : {"identity", "logistic", "tanh", "relu"}
+        Hidden-layer activation used in the forward pass.
+
+    Returns
+    -------
+    coef_grads : list of ndarray of shape (fan_in, fan_out)
+        Same shapes as ``coefs``.
+    intercept_grads : list of ndarray of shape (fan_out,)
+        Same shapes as the intercepts.
+    """
+    _check_activation(activation)
+    n_layers = len(coefs)
+    delta = np.asarray(upstream, dtype=np.float64).reshape(-1, 1)  # dC/dZ, output
+    coef_grads = [None] * n_layers
+    intercept_grads = [None] * n_layers
+    for i in range(n_layers - 1, -1, -1):
+        A = cache[i]
+        grad = safe_sparse_dot(A.T, delta) if i == 0 else A.T @ delta
+        coef_grads[i] = np.asarray(grad, dtype=np.float64)
+        intercept_grads[i] = delta.sum(axis=0)
+        if i > 0:
+            delta = delta @ coefs[i].T  # dC/dA of hidden layer i
+            _DERIVATIVES[activation](A, delta)  # -> dC/dZ of hidden layer i
+    return coef_grads, intercept_grads
+
+
+def l2_penalty(coefs, strength):
+    """``0.5 * strength * sum(||W||_F**2)`` over the weights (not intercepts).
+
+    Parameters
+    ----------
+    coefs : list of ndarray of shape (fan_in, fan_out)
+    strength : float
+
+    Returns
+    -------
+    penalty : float
+    """
+    return 0.5 * strength * sum(float(np.vdot(W, W)) for W in coefs)
+
+
+def add_l2(coef_grads, coefs, strength):
+    """Add the gradient of :func:`l2_penalty`, ``strength * W``, in place.
+
+    Intercepts are not penalized, as in ``MLPRegressor``. Any scaling (e.g.
+    ``alpha / n_samples``) is the caller's choice.
+
+    Parameters
+    ----------
+    coef_grads : list of ndarray of shape (fan_in, fan_out)
+        Modified in place.
+    coefs : list of ndarray of shape (fan_in, fan_out)
+    strength : float
+
+    Returns
+    -------
+    coef_grads : list of ndarray
+        The same list, for chaining.
+    """
+    if strength:
+        for grad, W in zip(coef_grads, coefs):
+            grad += strength * W
+    return coef_grads
+
+
+def pack(coefs, intercepts):
+    """Concatenate all parameters (or gradients) into one flat vector.
+
+    Order: every ``coefs[i].ravel()`` (C order), then every ``intercepts[i]``,
+    as ``MLPRegressor`` does for L-BFGS.
+
+    Parameters
+    ----------
+    coefs : list of ndarray of shape (fan_in, fan_out)
+    intercepts : list of ndarray of shape (fan_out,)
+
+    Returns
+    -------
+    vector : ndarray of shape (n_params,)
+        A new array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> coefs, intercepts = init_params(3, (2,), "relu", np.random.RandomState(0))
+    >>> vector = pack(coefs, intercepts)
+    >>> vector.shape
+    (11,)
+    >>> c, b = unpack(vector, layer_sizes(3, (2,)))
+    >>> all(np.array_equal(x, y) for x, y in zip(c + b, coefs + intercepts))
+    True
+    """
+    return np.concatenate([np.ravel(p) for p in [*coefs, *intercepts]]).astype(
+        np.float64, copy=False
+    )
+
+
+def unpack(vector, sizes):
+    """Inverse of :func:`pack`.
+
+    Parameters
+    ----------
+    vector : ndarray of shape (n_params,)
+        Flat parameters, as built by :func:`pack`.
+    sizes : sequence of int
+        Layer sizes, ``layer_sizes(n_features, hidden_layer_sizes)``.
+
+    Returns
+    -------
+    coefs : list of ndarray of shape (fan_in, fan_out)
+    intercepts : list of ndarray of shape (fan_out,)
+        **Views** into ``vector`` (no copy): copy them before keeping them if
+        ``vector`` may be reused, e.g. by an optimizer.
+    """
+    vector = np.asarray(vector)
+    pairs = list(zip(sizes[:-1], sizes[1:]))
+    n_params = sum(a * b + b for a, b in pairs)
+    if vector.shape != (n_params,):
+        raise ValueError(
+            f"Expected a vector of shape ({n_params},) for layer sizes "
+            f"{list(sizes)}, got shape {vector.shape}."
+        )
+    coefs, intercepts, start = [], [], 0
+    for fan_in, fan_out in pairs:
+        end = start + fan_in * fan_out
+        coefs.append(vector[start:end].reshape(fan_in, fan_out))
+        start = end
+    for _, fan_out in pairs:
+        intercepts.append(vector[start : start + fan_out])
+        start += fan_out
+    return coefs, intercepts

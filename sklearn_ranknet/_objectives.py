@@ -1,0 +1,113 @@
+"""Training objectives: per-fit caches around the lambda kernels.
+
+Each objective is built once per fit from the training labels, arranged
+query by query with labels in descending order inside each query (see
+:func:`label_sorted_order`). Everything that does not change while training
+is computed here once: ideal DCG@k, AP normalizers, gains. Then
+``gradient`` serves any minibatch of whole queries.
+"""
+
+import numpy as np
+
+from . import _kernels
+
+
+def label_sorted_order(labels, offsets):
+    """Permutation that sorts the rows of each query by descending label.
+
+    Stable, so rows with equal labels keep their order. RankNet's kernel
+    relies on this layout; LambdaRank does not mind it.
+    """
+    query_of_row = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    return np.lexsort((-labels, query_of_row))
+
+
+class RankNetObjective:
+    """Mean pairwise cross-entropy over each query's label-differing pairs.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_samples,)
+        Arranged query by query, descending inside each query.
+    offsets : ndarray of shape (n_queries + 1,)
+    sigma : float
+        Steepness of the pair sigmoid.
+    """
+
+    def __init__(self, labels, offsets, *, sigma):
+        self.labels = labels
+        self.sigma = float(sigma)
+
+    def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
+        """dC/ds of a minibatch and the cost of each of its queries.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (len(rows),)
+            Model scores of the batch rows.
+        rows : ndarray of int
+            Arranged-row indices of the batch, query by query.
+        queries : ndarray of int
+            The batch's query positions (unused by RankNet).
+        offsets : ndarray of shape (len(queries) + 1,)
+            Query segments within the batch.
+        with_cost : bool, default=False
+
+        Returns
+        -------
+        grad : ndarray of shape (len(rows),)
+        cost : ndarray of shape (len(queries),)
+        """
+        return _kernels.ranknet_gradient(
+            scores, self.labels[rows], offsets, self.sigma, with_cost
+        )
+
+
+class LambdaRankObjective:
+    """RankNet's pair cross-entropy weighted by |delta NDCG@k| or |delta AP@k|.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_samples,)
+        Arranged query by query.
+    offsets : ndarray of shape (n_queries + 1,)
+    sigma : float
+    metric : {"ndcg", "map"}
+    k : int or None
+        Truncation; ``None`` uses the longest query, i.e. every pair.
+    gain : {"exponential", "linear"}
+        NDCG gain (ignored for "map").
+    """
+
+    def __init__(self, labels, offsets, *, sigma, metric, k, gain):
+        self.sigma = float(sigma)
+        self.use_ap = metric == "map"
+        longest = max(int(np.diff(offsets).max(initial=1)), 1)
+        self.k = longest if k is None else int(k)
+        discounts = _kernels.discount_table(longest)
+        discounts[self.k :] = 0.0
+        self.discounts = discounts
+        if self.use_ap:
+            self.utility = (labels > 0).astype(np.float64)
+            n_relevant = np.add.reduceat(self.utility, offsets[:-1]) if len(labels) else []
+            best = np.minimum(n_relevant, self.k)
+        else:
+            self.utility = _kernels.label_gains(labels, gain == "exponential")
+            best = _kernels.ideal_dcg_per_query(self.utility, offsets, discounts, self.k)
+        best = np.asarray(best, dtype=np.float64)
+        self.norms = np.divide(1.0, best, out=np.zeros_like(best), where=best > 0)
+
+    def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
+        """dC/ds of a minibatch and the cost of each of its queries; see
+        :meth:`RankNetObjective.gradient`."""
+        return _kernels.lambdarank_gradient(
+            scores,
+            self.utility[rows],
+            self.norms[queries],
+            offsets,
+            self.discounts,
+            self.k,
+            self.use_ap,
+            self.sigma,
+            with_cost,
+        )

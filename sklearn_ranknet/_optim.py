@@ -1,0 +1,166 @@
+"""First-order optimizers updating a list of parameter arrays in place.
+
+The optimizer holds references to the arrays it updates (typically
+``coefs + intercepts`` of a network) and its own state (velocities, moments,
+step count) as plain attributes, so it can be pickled and resumed (warm start).
+
+.. note::
+   Pickle (or deep-copy) an optimizer *together with* the arrays it updates,
+   e.g. as attributes of the same estimator, so that identity is preserved on
+   load. An optimizer pickled alone updates its own copies of the arrays.
+"""
+
+import numpy as np
+
+
+class _BaseOptimizer:
+    """Common parameter bookkeeping.
+
+    Parameters
+    ----------
+    params : list of ndarray
+        Arrays updated in place by :meth:`update`.
+    learning_rate_init : float
+        Initial step size; stored as the mutable attribute ``learning_rate``.
+    """
+
+    def __init__(self, params, learning_rate_init):
+        self.params = list(params)
+        self.learning_rate_init = float(learning_rate_init)
+        self.learning_rate = self.learning_rate_init
+
+    def _zeros(self):
+        return [np.zeros_like(p, dtype=np.float64) for p in self.params]
+
+    def update(self, grads):
+        """Take one step, modifying ``self.params`` in place.
+
+        Parameters
+        ----------
+        grads : list of ndarray
+            Gradient of the objective (to be minimized) with respect to each
+            array of ``params``, same shapes.
+        """
+        if len(grads) != len(self.params):
+            raise ValueError(
+                f"Expected {len(self.params)} gradients, got {len(grads)}."
+            )
+        for p, g in zip(self.params, grads):
+            if np.shape(g) != p.shape:
+                raise ValueError(
+                    f"Gradient of shape {np.shape(g)} for a parameter of shape "
+                    f"{p.shape}."
+                )
+        for p, step in zip(self.params, self._steps(grads)):
+            p += step
+
+    def _steps(self, grads):  # pragma: no cover
+        raise NotImplementedError
+
+
+class SGD(_BaseOptimizer):
+    """Stochastic gradient descent with (Nesterov) momentum, constant step.
+
+    With velocity ``v`` (initially 0), each update does::
+
+        v <- momentum * v - learning_rate * g
+        p <- p + (momentum * v - learning_rate * g   if nesterov else   v)
+
+    The step size is constant (``learning_rate = learning_rate_init``); a caller
+    wanting a schedule may assign ``optimizer.learning_rate`` between updates.
+
+    Parameters
+    ----------
+    params : list of ndarray
+        Arrays updated in place by :meth:`update`.
+    learning_rate_init : float, default=0.001
+        Step size.
+    momentum : float, default=0.9
+        Momentum in ``[0, 1]``; 0 gives plain gradient descent.
+    nesterov : bool, default=True
+        Whether to use Nesterov's momentum.
+
+    Attributes
+    ----------
+    velocities : list of ndarray
+        One per parameter array, same shapes.
+    """
+
+    def __init__(self, params, learning_rate_init=0.001, momentum=0.9, nesterov=True):
+        super().__init__(params, learning_rate_init)
+        self.momentum = float(momentum)
+        self.nesterov = bool(nesterov)
+        self.velocities = self._zeros()
+
+    def _steps(self, grads):
+        lr, mu = self.learning_rate, self.momentum
+        for v, g in zip(self.velocities, grads):
+            v *= mu
+            v -= lr * g
+            yield mu * v - lr * g if self.nesterov else v
+
+
+class Adam(_BaseOptimizer):
+    """Adam with bias correction (Kingma & Ba, 2015, Algorithm 1).
+
+    With first and second moments ``m``, ``v`` (initially 0) and step count
+    ``t``, each update does::
+
+        t <- t + 1
+        m <- beta_1 * m + (1 - beta_1) * g
+        v <- beta_2 * v + (1 - beta_2) * g**2
+        p <- p - learning_rate * m_hat / (sqrt(v_hat) + epsilon)
+
+    with ``m_hat = m / (1 - beta_1**t)`` and ``v_hat = v / (1 - beta_2**t)``.
+    Hence the first step is ``learning_rate * g / (|g| + epsilon)``, about
+    ``learning_rate`` per coordinate. (``MLPRegressor`` folds the correction
+    into the step size instead, which scales ``epsilon`` differently.)
+
+    Parameters
+    ----------
+    params : list of ndarray
+        Arrays updated in place by :meth:`update`.
+    learning_rate_init : float, default=0.001
+        Step size.
+    beta_1, beta_2 : float, default=0.9, 0.999
+        Decay rates of the first and second moment estimates, in ``[0, 1)``.
+    epsilon : float, default=1e-8
+        Added to ``sqrt(v_hat)`` for numerical stability.
+
+    Attributes
+    ----------
+    t : int
+        Number of updates taken so far.
+    ms, vs : list of ndarray
+        First and second moment estimates, one per parameter array.
+    """
+
+    def __init__(
+        self,
+        params,
+        learning_rate_init=0.001,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-8,
+    ):
+        super().__init__(params, learning_rate_init)
+        self.beta_1 = float(beta_1)
+        self.beta_2 = float(beta_2)
+        self.epsilon = float(epsilon)
+        self.t = 0
+        self.ms = self._zeros()
+        self.vs = self._zeros()
+
+    def _steps(self, grads):
+        self.t += 1
+        b1, b2 = self.beta_1, self.beta_2
+        correction_1 = 1.0 - b1**self.t
+        correction_2 = 1.0 - b2**self.t
+        for m, v, g in zip(self.ms, self.vs, grads):
+            m *= b1
+            m += (1.0 - b1) * g
+            v *= b2
+            v += (1.0 - b2) * np.square(g)
+            denom = np.sqrt(v / correction_2)
+            denom += self.epsilon
+            yield -self.learning_rate * (m / correction_1) / denom

@@ -1,0 +1,181 @@
+"""Lambda kernels against the slow reference, finite differences and the
+RankNet probability identities."""
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sklearn_ranknet._jit import kernel_threads
+from sklearn_ranknet._objectives import (
+    LambdaRankObjective,
+    RankNetObjective,
+    label_sorted_order,
+)
+from tests._reference_lambdas import pair_lambdas
+
+
+def _random_queries(rng, n_queries, max_size, n_score_values=None):
+    sizes = rng.randint(1, max_size + 1, size=n_queries)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    labels = rng.randint(0, 5, size=offsets[-1]).astype(float)
+    labels[offsets[0] : offsets[1]] = 0.0  # one query without relevant documents
+    if n_score_values is None:
+        scores = rng.normal(scale=2.0, size=offsets[-1])
+    else:  # few distinct values: many ties
+        scores = rng.randint(0, n_score_values, size=offsets[-1]).astype(float)
+    order = label_sorted_order(labels, offsets)
+    return scores[order], labels[order], offsets
+
+
+def _objective(kind, labels, offsets, sigma=1.0, **kwargs):
+    if kind == "ranknet":
+        return RankNetObjective(labels, offsets, sigma=sigma)
+    return LambdaRankObjective(labels, offsets, sigma=sigma, **kwargs)
+
+
+def _whole(objective, scores, offsets, with_cost=True):
+    n_queries = len(offsets) - 1
+    return objective.gradient(
+        scores, np.arange(len(scores)), np.arange(n_queries), offsets, with_cost=with_cost
+    )
+
+
+CASES = [
+    ("ranknet", {}),
+    ("lambdarank", dict(metric="ndcg", k=None, gain="exponential")),
+    ("lambdarank", dict(metric="ndcg", k=3, gain="exponential")),
+    ("lambdarank", dict(metric="ndcg", k=None, gain="linear")),
+    ("lambdarank", dict(metric="map", k=None, gain="exponential")),
+    ("lambdarank", dict(metric="map", k=2, gain="exponential")),
+]
+
+
+@pytest.mark.parametrize("kind, kwargs", CASES)
+@pytest.mark.parametrize("n_score_values", [None, 3])
+@pytest.mark.parametrize("sigma", [1.0, 2.5])
+def test_kernel_matches_reference(kind, kwargs, n_score_values, sigma):
+    rng = np.random.RandomState(len(kwargs) + int(sigma * 10))
+    scores, labels, offsets = _random_queries(rng, 25, 9, n_score_values)
+    grad, cost = _whole(_objective(kind, labels, offsets, sigma, **kwargs), scores, offsets)
+    weighting = None if kind == "ranknet" else kwargs["metric"]
+    for q in range(len(offsets) - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        ref_grad, ref_cost = pair_lambdas(
+            scores[lo:hi].tolist(), labels[lo:hi].tolist(), sigma=sigma, weighting=weighting,
+            k=kwargs.get("k"), exponential=kwargs.get("gain") != "linear",
+        )
+        np.testing.assert_allclose(grad[lo:hi], ref_grad, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(cost[q], ref_cost, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind, kwargs", CASES)
+def test_gradient_is_the_derivative_of_the_cost(kind, kwargs):
+    """Central differences of the returned cost. For LambdaRank the weights
+    are constant while the ranking does not change, so the cost is smooth
+    around distinct scores."""
+    rng = np.random.RandomState(3)
+    scores, labels, offsets = _random_queries(rng, 6, 8)
+    objective = _objective(kind, labels, offsets, 1.3, **kwargs)
+    grad, _ = _whole(objective, scores, offsets)
+    eps = 1e-6
+    numeric = np.empty_like(scores)
+    for i in range(len(scores)):
+        up, down = scores.copy(), scores.copy()
+        up[i] += eps
+        down[i] -= eps
+        numeric[i] = (_whole(objective, up, offsets)[1].sum() - _whole(objective, down, offsets)[1].sum()) / (2 * eps)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("kind, kwargs", CASES)
+def test_lambdas_sum_to_zero_and_vanish_without_label_differences(kind, kwargs):
+    rng = np.random.RandomState(4)
+    scores, labels, offsets = _random_queries(rng, 20, 10)
+    labels[offsets[1] : offsets[2]] = 2.0  # a query whose labels are all equal
+    grad, _ = _whole(_objective(kind, labels, offsets, **kwargs), scores, offsets)
+    for q in range(len(offsets) - 1):
+        assert abs(grad[offsets[q] : offsets[q + 1]].sum()) < 1e-12
+    assert np.all(grad[offsets[0] : offsets[2]] == 0.0)  # no relevant / all equal
+
+
+@pytest.mark.parametrize("kind, kwargs", CASES)
+@pytest.mark.parametrize("gap", [1e4, 1e6, 1e300])
+def test_huge_score_gaps_stay_finite_and_exact(kind, kwargs, gap):
+    """Two documents in the wrong order by a huge gap: each pair pushes with
+    the full sigma * weight; in the right order, nothing."""
+    labels = np.array([2.0, 1.0, 0.0])
+    offsets = np.array([0, 3])
+    objective = _objective(kind, labels, offsets, **kwargs)
+    wrong = np.array([-gap, 0.0, gap])
+    grad, cost = _whole(objective, wrong, offsets)
+    assert np.all(np.isfinite(grad)) and np.all(np.isfinite(cost))
+    ref_grad, ref_cost = pair_lambdas(wrong.tolist(), labels.tolist(), weighting=kwargs.get("metric"), k=kwargs.get("k"), exponential=kwargs.get("gain") != "linear")
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-12)
+    np.testing.assert_allclose(cost, [ref_cost], rtol=1e-12)
+    right_grad, right_cost = _whole(objective, -wrong, offsets)
+    assert np.all(np.abs(right_grad) < 1e-300) and right_cost[0] < 1e-300
+
+
+@pytest.mark.parametrize("kind, kwargs", CASES)
+def test_results_do_not_depend_on_the_number_of_threads(kind, kwargs):
+    rng = np.random.RandomState(5)
+    scores, labels, offsets = _random_queries(rng, 300, 40)
+    objective = _objective(kind, labels, offsets, **kwargs)
+    results = []
+    for n_jobs in (1, numba.config.NUMBA_NUM_THREADS):
+        with kernel_threads(n_jobs):
+            results.append(_whole(objective, scores, offsets))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_batch_of_some_queries_equals_those_queries_of_the_whole():
+    rng = np.random.RandomState(6)
+    scores, labels, offsets = _random_queries(rng, 30, 12)
+    objective = LambdaRankObjective(labels, offsets, sigma=1.0, metric="ndcg", k=5, gain="exponential")
+    grad, cost = _whole(objective, scores, offsets)
+    queries = np.array([7, 2, 19])
+    rows = np.concatenate([np.arange(offsets[q], offsets[q + 1]) for q in queries])
+    batch_offsets = np.concatenate(([0], np.cumsum(np.diff(offsets)[queries])))
+    batch_grad, batch_cost = objective.gradient(scores[rows], rows, queries, batch_offsets, with_cost=True)
+    np.testing.assert_array_equal(batch_grad, grad[rows])
+    np.testing.assert_array_equal(batch_cost, cost[queries])
+
+
+def test_one_long_query_with_truncation_needs_no_pair_matrix():
+    """200,000 documents, k=30: O(n k) work, O(n) memory (an n x n float64
+    matrix would need 320 GB)."""
+    rng = np.random.RandomState(7)
+    n = 200_000
+    labels = np.sort(rng.randint(0, 5, size=n).astype(float))[::-1].copy()
+    scores = rng.normal(size=n)
+    offsets = np.array([0, n])
+    objective = LambdaRankObjective(labels, offsets, sigma=1.0, metric="ndcg", k=30, gain="exponential")
+    grad, cost = _whole(objective, scores, offsets)
+    assert np.all(np.isfinite(grad)) and np.isfinite(cost[0])
+    assert abs(grad.sum()) < 1e-9 and np.count_nonzero(grad) > n // 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-5, 5), st.floats(-5, 5), st.floats(-5, 5), st.floats(0.1, 1.0))
+def test_pair_probabilities_compose(s_i, s_j, s_k, sigma):
+    """Burges' identity for the model's pair probabilities:
+    P_ik = P_ij P_jk / (1 + 2 P_ij P_jk - P_ij - P_jk).
+
+    The identity's denominator cancels catastrophically when P_ij and P_jk
+    sit near 0 and 1 (at a sigma gap of 21 it loses eight digits), so the
+    scores stay where the formula itself is accurate to ~1e-12."""
+    def p(a, b):
+        """P(a ranks above b) = 1 / (1 + exp(-sigma (a - b))), read off the
+        kernel: with b the better-labelled document, the worse one's lambda
+        is sigma / (1 + exp(sigma (b - a)))."""
+        offsets = np.array([0, 2])
+        objective = RankNetObjective(np.array([1.0, 0.0]), offsets, sigma=sigma)
+        grad, _ = _whole(objective, np.array([b, a]), offsets, with_cost=False)
+        return grad[1] / sigma
+
+    p_ij, p_jk, p_ik = p(s_i, s_j), p(s_j, s_k), p(s_i, s_k)
+    expected = p_ij * p_jk / (1 + 2 * p_ij * p_jk - p_ij - p_jk)
+    assert p_ik == pytest.approx(expected, rel=1e-9, abs=1e-12)
