@@ -35,6 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 
 from . import _kernels
 from ._groups import group_rows
+from ._validation import check_relevance_labels
 
 __all__ = [
     "ndcg_score",
@@ -44,8 +45,6 @@ __all__ = [
     "ndcg_scorer",
     "map_scorer",
 ]
-
-MAX_EXPONENTIAL_LABEL = 30
 
 _COMMON_CONSTRAINTS = {
     "y_true": ["array-like"],
@@ -99,7 +98,7 @@ def ndcg_per_query(
     (['a', 'b'], [0.964, 1.0])
     """
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
-    _check_labels(y_true, gain)
+    check_relevance_labels(y_true, exponential_gain=gain == "exponential")
     gains = _kernels.label_gains(query_groups.arrange(y_true), gain == "exponential")
     longest = int(query_groups.sizes.max())
     values, empty = _kernels.ndcg_per_query(
@@ -145,7 +144,7 @@ def ap_per_query(
     ([7, 8], [0.8333, 1.0])
     """
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
-    _check_labels(y_true, gain=None)
+    check_relevance_labels(y_true, exponential_gain=False)
     longest = int(query_groups.sizes.max())
     values, empty = _kernels.ap_per_query(
         query_groups.arrange(y_true) > 0,
@@ -344,22 +343,6 @@ def _check_targets(y_true, y_score, groups):
     return y_true, y_score, group_rows(groups, len(y_true))
 
 
-def _check_labels(y_true, gain):
-    lowest = y_true.min()
-    if lowest < 0:
-        raise ValueError(
-            f"y_true holds negative relevance labels (smallest {lowest:g}); "
-            "labels must be >= 0."
-        )
-    highest = y_true.max()
-    if gain == "exponential" and highest > MAX_EXPONENTIAL_LABEL:
-        raise ValueError(
-            f"y_true holds labels up to {highest:g}, but exponential gain "
-            f"2**label - 1 allows at most {MAX_EXPONENTIAL_LABEL}. Use "
-            'gain="linear" or rescale the labels.'
-        )
-
-
 def _fill_empty(query_ids, values, empty, empty_query_score):
     if empty_query_score is None:
         keep = ~empty
@@ -454,7 +437,7 @@ def ndcg_scorer(k=10, **metric_kwargs):
     ...     search = GridSearchCV(
     ...         Ridge(), {"alpha": [0.1, 10.0]}, cv=GroupKFold(3), scoring=ndcg_scorer(10)
     ...     ).fit(X, y, groups=qid)
-    >>> 0.0 <= search.best_score_ <= 1.0
+    >>> bool(0.0 <= search.best_score_ <= 1.0)
     True
     """
     return _grouped_scorer(_ndcg_by_query, ndcg_score, {"k": k, **metric_kwargs})

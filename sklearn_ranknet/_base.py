@@ -1,0 +1,430 @@
+"""The shared ranking estimator: validation, the training loop, predict, score.
+
+Subclasses say what their objective is (``_make_objective``) and which
+parameters they add; everything else lives here.
+"""
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _network
+from ._groups import QueryGroups, group_rows
+from ._jit import kernel_threads
+from ._objectives import label_sorted_order
+from ._optim import SGD, Adam
+from ._validation import check_relevance_labels
+from .metrics import ndcg_score
+
+#: Cut-off of the NDCG used by ``score`` and by early stopping.
+SCORE_K = 10
+
+
+class _TrainingSet:
+    """Training rows arranged query by query, labels descending inside each
+    query, with the objective's caches built for them."""
+
+    def __init__(self, X, y, groups, make_objective):
+        arranged = group_rows(groups, len(y))
+        base = arranged.order if arranged.order is not None else np.arange(len(y))
+        order = base[label_sorted_order(arranged.arrange(y), arranged.offsets)]
+        self.X = X[order]
+        self.y = y[order]
+        self.queries = QueryGroups(order=None, offsets=arranged.offsets, query_ids=arranged.query_ids)
+        self.objective = make_objective(self.y, arranged.offsets)
+
+    def subset(self, queries, make_objective):
+        """A new training set of whole queries (positions), in that order."""
+        rows, offsets = self.queries.rows_of(queries)
+        part = object.__new__(_TrainingSet)
+        part.X, part.y = self.X[rows], self.y[rows]
+        part.queries = QueryGroups(order=None, offsets=offsets, query_ids=self.queries.query_ids[queries])
+        part.objective = make_objective(part.y, offsets)
+        return part
+
+    @property
+    def query_of_row(self):
+        return np.repeat(np.arange(self.queries.n_queries), self.queries.sizes)
+
+
+class BaseRanker(BaseEstimator):
+    """Pairwise neural ranker trained on per-document lambdas."""
+
+    # Ask for ``groups`` by default under metadata routing: a ranker without
+    # query ids would train and score every fold as one query.
+    __metadata_request__fit = {"groups": True}
+    __metadata_request__partial_fit = {"groups": True}
+    __metadata_request__score = {"groups": True}
+
+    _SOLVERS = ("adam", "sgd")
+
+    _parameter_constraints = {
+        "hidden_layer_sizes": ["array-like"],
+        "activation": [StrOptions({"identity", "logistic", "tanh", "relu"})],
+        "solver": [StrOptions({"adam", "sgd", "lbfgs"})],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "momentum": [Interval(Real, 0, 1, closed="both")],
+        "random_state": ["random_state"],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(),
+        *,
+        activation="relu",
+        solver="adam",
+        alpha=1e-4,
+        batch_size="auto",
+        learning_rate_init=1e-3,
+        max_iter=200,
+        tol=1e-4,
+        n_iter_no_change=10,
+        early_stopping=False,
+        validation_fraction=0.1,
+        momentum=0.9,
+        random_state=None,
+        warm_start=False,
+        verbose=False,
+        sigma=1.0,
+        n_jobs=None,
+    ):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.solver = solver
+        self.alpha = alpha
+        self.batch_size = batch_size
+        self.learning_rate_init = learning_rate_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.momentum = momentum
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.sigma = sigma
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------
+    # What subclasses provide
+
+    def _make_objective(self, labels, offsets):  # pragma: no cover
+        raise NotImplementedError
+
+    def _uses_exponential_gain(self):
+        return False
+
+    # ------------------------------------------------------------------
+    # Public API
+
+    def fit(self, X, y, groups=None):
+        """Fit the ranker to documents grouped by query.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature vectors of (query, document) pairs. CSR input is used as
+            is; a pandas DataFrame sets ``feature_names_in_``.
+        y : array-like of shape (n_samples,)
+            Graded relevance of each row, finite and >= 0 (e.g. 0..4).
+        groups : array-like of shape (n_samples,), default=None
+            Query id of each row, of any sortable type and in any order.
+            ``None`` treats all rows as one query (and warns).
+
+        Returns
+        -------
+        self : object
+            The fitted ranker.
+        """
+        self._validate_params()
+        if not (self.warm_start and hasattr(self, "coefs_")):
+            self._reset()
+        return self._fit(X, y, groups, incremental=False)
+
+    def _check_stochastic_solver(self):
+        if self.solver == "lbfgs":
+            raise AttributeError(
+                'partial_fit needs a stochastic solver ("adam" or "sgd"), not "lbfgs".'
+            )
+        return True
+
+    @available_if(_check_stochastic_solver)
+    def partial_fit(self, X, y, groups=None):
+        """One pass over the given queries, for data that arrives in chunks.
+
+        Each call must hold whole queries. Early stopping does not apply;
+        ``max_iter`` is ignored.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        if not hasattr(self, "coefs_"):
+            self._validate_params()
+            self._reset()
+        return self._fit(X, y, groups, incremental=True)
+
+    def predict(self, X):
+        """Score every row; higher means ranked higher within its query.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            Pointwise scores: no query ids are needed to predict.
+        """
+        check_is_fitted(self, "coefs_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return _network.predict_scores(X, self.coefs_, self.intercepts_, self.activation)
+
+    def score(self, X, y, groups=None):
+        """Mean NDCG@10 over queries of the ranking given by ``predict(X)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Graded relevance labels.
+        groups : array-like of shape (n_samples,), default=None
+            Query id of each row. ``None`` scores all rows as one query (and
+            warns).
+
+        Returns
+        -------
+        score : float
+            Mean NDCG@10 by query (gain 2**label - 1 unless the ranker's
+            ``gain`` says otherwise; tied scores averaged).
+        """
+        _warn_if_no_groups(groups, len(y), "score")
+        gain = getattr(self, "gain", "exponential")
+        return ndcg_score(y, self.predict(X), groups=groups, k=SCORE_K, gain=gain)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        tags.target_tags.positive_only = True
+        return tags
+
+    # ------------------------------------------------------------------
+    # Training
+
+    def _reset(self):
+        for name in ("coefs_", "intercepts_", "_optimizer", "loss_curve_", "validation_scores_"):
+            self.__dict__.pop(name, None)
+        self._random_state = check_random_state(self.random_state)
+        self.n_iter_ = 0
+        self.t_ = 0
+        self.loss_curve_ = []
+        self.validation_scores_ = [] if self.early_stopping else None
+        self.best_validation_score_ = None
+        self.best_loss_ = np.inf
+
+    def _validate_training_data(self, X, y, groups, first_call):
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True, reset=first_call
+        )
+        if X.shape[0] < 1:
+            raise ValueError("X has no rows; there is nothing to rank.")
+        check_relevance_labels(y, exponential_gain=self._uses_exponential_gain(), input_name="y")
+        _warn_if_no_groups(groups, len(y), "fit")
+        return _TrainingSet(X, y, groups, self._make_objective)
+
+    def _fit(self, X, y, groups, incremental):
+        first_call = not hasattr(self, "coefs_")
+        data = self._validate_training_data(X, y, groups, first_call)
+        if first_call:
+            self.coefs_, self.intercepts_ = _network.init_params(
+                data.X.shape[1], tuple(self.hidden_layer_sizes), self.activation, self._random_state
+            )
+        with kernel_threads(self.n_jobs):
+            if self.solver == "lbfgs" and not incremental:
+                self._fit_lbfgs(data)
+            else:
+                self._fit_stochastic(data, incremental)
+        return self
+
+    def _split_validation(self, data):
+        n_queries = data.queries.n_queries
+        n_val = int(np.ceil(self.validation_fraction * n_queries))
+        if n_queries < 2 or n_val >= n_queries:
+            raise ValueError(
+                f"early_stopping holds out whole queries, but the data has only "
+                f"{n_queries} quer{'y' if n_queries == 1 else 'ies'}; give more "
+                "queries, lower validation_fraction, or set early_stopping=False."
+            )
+        shuffled = self._random_state.permutation(n_queries)
+        train = data.subset(np.sort(shuffled[n_val:]), self._make_objective)
+        val = data.subset(np.sort(shuffled[:n_val]), self._make_objective)
+        return train, val
+
+    def _batch_size(self, n_queries):
+        size = 32 if self.batch_size == "auto" else self.batch_size
+        return min(size, n_queries)
+
+    def _penalty(self):
+        return _network.l2_penalty(self.coefs_, self.alpha)
+
+    def _fit_stochastic(self, data, incremental):
+        early_stopping = self.early_stopping and not incremental
+        train, val = self._split_validation(data) if early_stopping else (data, None)
+        if not hasattr(self, "_optimizer"):
+            params = self.coefs_ + self.intercepts_
+            if self.solver == "sgd":
+                self._optimizer = SGD(params, self.learning_rate_init, momentum=self.momentum)
+            else:
+                self._optimizer = Adam(params, self.learning_rate_init)
+        n_queries = train.queries.n_queries
+        batch = self._batch_size(n_queries)
+        best_params = None
+        no_improvement = 0
+        for _ in range(1 if incremental else self.max_iter):
+            started = time.perf_counter()
+            order = self._random_state.permutation(n_queries)
+            cost = 0.0
+            for start in range(0, n_queries, batch):
+                queries = order[start : start + batch]
+                cost += self._step(train, queries)
+            self.n_iter_ += 1
+            self.loss_curve_.append(cost / n_queries + self._penalty())
+            self._check_finite()
+            if incremental:
+                break
+            if early_stopping:
+                score = self._validation_score(val)
+                self.validation_scores_.append(score)
+                improved = score > (self.best_validation_score_ or -np.inf) + self.tol
+                if self.best_validation_score_ is None or score > self.best_validation_score_:
+                    self.best_validation_score_ = score
+                    best_params = [p.copy() for p in self.coefs_ + self.intercepts_]
+            else:
+                improved = self.loss_curve_[-1] < self.best_loss_ - self.tol
+                self.best_loss_ = min(self.best_loss_, self.loss_curve_[-1])
+            no_improvement = 0 if improved else no_improvement + 1
+            self._report(started, early_stopping)
+            if no_improvement > self.n_iter_no_change:
+                if self.verbose:
+                    print(f"No improvement for {self.n_iter_no_change} epochs: stopping.")
+                break
+        else:
+            warnings.warn(
+                f"Maximum iterations ({self.max_iter}) reached and the optimization "
+                "has not converged yet.",
+                ConvergenceWarning,
+            )
+        if best_params is not None:  # in place: the optimizer holds these arrays
+            for param, best in zip(self.coefs_ + self.intercepts_, best_params):
+                param[...] = best
+
+    def _step(self, train, queries):
+        """One optimizer step on a minibatch of whole queries; returns the
+        summed cost of those queries."""
+        rows, offsets = train.queries.rows_of(queries)
+        scores, cache = _network.forward(train.X[rows], self.coefs_, self.intercepts_, self.activation)
+        grad, cost = train.objective.gradient(scores, rows, queries, offsets, with_cost=True)
+        coef_grads, intercept_grads = _network.backward(cache, grad / len(queries), self.coefs_, self.activation)
+        _network.add_l2(coef_grads, self.coefs_, self.alpha)
+        self._optimizer.update(coef_grads + intercept_grads)
+        self.t_ += len(rows)
+        return cost.sum()
+
+    def _fit_lbfgs(self, data):
+        sizes = _network.layer_sizes(data.X.shape[1], tuple(self.hidden_layer_sizes))
+        all_queries = np.arange(data.queries.n_queries)
+        rows = np.arange(len(data.y))
+
+        def cost_and_gradient(vector):
+            coefs, intercepts = _network.unpack(vector, sizes)
+            scores, cache = _network.forward(data.X, coefs, intercepts, self.activation)
+            grad, cost = data.objective.gradient(
+                scores, rows, all_queries, data.queries.offsets, with_cost=True
+            )
+            n = len(all_queries)
+            coef_grads, intercept_grads = _network.backward(cache, grad / n, coefs, self.activation)
+            _network.add_l2(coef_grads, coefs, self.alpha)
+            value = cost.sum() / n + _network.l2_penalty(coefs, self.alpha)
+            return value, _network.pack(coef_grads, intercept_grads)
+
+        def record(intermediate_result):  # scipy passes the result by this name
+            self.loss_curve_.append(float(intermediate_result.fun))
+
+        result = minimize(
+            cost_and_gradient,
+            _network.pack(self.coefs_, self.intercepts_),
+            jac=True,
+            method="L-BFGS-B",
+            callback=record,
+            options={"maxiter": self.max_iter, "gtol": self.tol, "iprint": -1},
+        )
+        coefs, intercepts = _network.unpack(result.x.copy(), sizes)
+        self.coefs_, self.intercepts_ = list(coefs), list(intercepts)
+        self.n_iter_ = int(result.nit)
+        self.loss_ = float(result.fun)
+        self._check_finite()
+        if result.status == 1:
+            warnings.warn(
+                f"L-BFGS reached max_iter={self.max_iter} before converging.", ConvergenceWarning
+            )
+
+    def _validation_score(self, val):
+        scores = _network.predict_scores(val.X, self.coefs_, self.intercepts_, self.activation)
+        gain = getattr(self, "gain", "exponential")
+        return ndcg_score(val.y, scores, groups=val.query_of_row, k=SCORE_K, gain=gain)
+
+    def _check_finite(self):
+        if not all(np.isfinite(p).all() for p in self.coefs_ + self.intercepts_):
+            raise ValueError(
+                "Training produced non-finite weights. Scale the features (e.g. "
+                "make_pipeline(StandardScaler(), ranker)) or lower learning_rate_init."
+            )
+
+    def _report(self, started, early_stopping):
+        if not self.verbose:
+            return
+        line = f"Epoch {self.n_iter_:4d}  loss {self.loss_curve_[-1]:.6f}"
+        if early_stopping:
+            line += f"  val NDCG@{SCORE_K} {self.validation_scores_[-1]:.4f}"
+        print(f"{line}  {time.perf_counter() - started:.3f}s")
+
+
+def _warn_if_no_groups(groups, n_samples, method):
+    if groups is None and n_samples > 1:
+        warnings.warn(
+            f"{method} got no groups, so all {n_samples} rows are treated as one "
+            "query. Pass groups=<query id per row>. Inside GridSearchCV, "
+            "cross_validate or a Pipeline, turn on metadata routing with "
+            "sklearn.set_config(enable_metadata_routing=True) so that groups "
+            "reach the ranker and its scorer.",
+            UserWarning,
+            stacklevel=3,
+        )

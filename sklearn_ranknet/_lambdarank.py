@@ -1,0 +1,166 @@
+"""LambdaRank: RankNet's pair gradients weighted by the metric change."""
+
+from numbers import Integral
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseRanker
+from ._objectives import LambdaRankObjective
+
+
+class LambdaRankRanker(BaseRanker):
+    """LambdaRank learning-to-rank model (Burges et al., 2006; Burges, 2010).
+
+    Each pair of documents with different labels pushes the two scores apart
+    like RankNet, weighted by |delta NDCG@k| (or |delta AP@k|): how much the
+    metric would change if the two swapped places in the current ranking.
+    That puts the effort where the metric is decided, at the top of each
+    query. A Numba kernel turns the pairs into one lambda per document, so
+    the network's backward pass costs O(n_samples); with ``k`` set, only
+    pairs touching the current top k are visited, so a query of n documents
+    costs O(n k) time and O(n) memory.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : array-like of int, default=()
+        Sizes of the hidden layers; empty means a linear scoring function.
+    activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
+        Activation of the hidden layers.
+    solver : {"adam", "sgd"}, default="adam"
+        LambdaRank's gradients belong to no fixed objective, so L-BFGS does
+        not apply.
+    alpha : float, default=1e-4
+        L2 penalty on the weights (not the intercepts).
+    batch_size : int or "auto", default="auto"
+        Number of whole *queries* per minibatch; "auto" is min(32, n_queries).
+    learning_rate_init : float, default=1e-3
+        Step size of Adam or SGD.
+    max_iter : int, default=200
+        Maximum epochs (passes over all queries).
+    tol : float, default=1e-4
+        Minimum improvement of the training loss (or, with early stopping,
+        of validation NDCG@10) that resets the patience counter.
+    n_iter_no_change : int, default=10
+        Epochs without improvement before training stops.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the *queries*, monitor their
+        NDCG@10 after every epoch, stop when it stops improving and keep the
+        best weights.
+    validation_fraction : float, default=0.1
+        Fraction of queries held out for early stopping.
+    momentum : float, default=0.9
+        Nesterov momentum of the "sgd" solver.
+    random_state : int, RandomState instance or None, default=None
+        Seeds weight initialization, query shuffling and the validation split.
+    warm_start : bool, default=False
+        Continue from the previous solution on the next ``fit``.
+    verbose : bool, default=False
+        Print the epoch, loss, validation score and time.
+    sigma : float, default=1.0
+        Steepness of the pair sigmoid.
+    n_jobs : int, default=None
+        Threads for the lambda kernels; ``None`` keeps Numba's setting (all
+        cores unless ``NUMBA_NUM_THREADS`` says otherwise), -1 means all.
+    metric : {"ndcg", "map"}, default="ndcg"
+        Weight pairs by |delta NDCG@k| or by |delta AP@k| (relevant means
+        label > 0).
+    k : int or None, default=None
+        Truncation: only pairs with a document in the current top k, and
+        NDCG@k / AP@k in the weights (as LightGBM's
+        ``lambdarank_truncation_level``). ``None`` uses every pair.
+    gain : {"exponential", "linear"}, default="exponential"
+        NDCG gain ``2**label - 1`` or ``label``; also used by ``score``.
+
+    Attributes
+    ----------
+    coefs_ : list of ndarray
+        Weight matrices; ``coefs_[i]`` has shape (fan_in, fan_out).
+    intercepts_ : list of ndarray
+        Bias vectors.
+    loss_curve_ : list of float
+        Metric-weighted pair cross-entropy after each epoch, plus the L2
+        term. Only a guide: the weights change with the ranking.
+    validation_scores_ : list of float or None
+        Validation NDCG@10 after each epoch, with early stopping.
+    best_validation_score_ : float or None
+        Best validation NDCG@10, with early stopping.
+    n_iter_ : int
+        Epochs run.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> from sklearn_ranknet import LambdaRankRanker
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=50, random_state=0)
+    >>> ranker = LambdaRankRanker(k=10, random_state=0).fit(X, y, groups=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    >>> bool(0.0 <= ranker.score(X, y, groups=qid) <= 1.0)
+    True
+    """
+
+    _parameter_constraints = {
+        **BaseRanker._parameter_constraints,
+        "solver": [StrOptions({"adam", "sgd"})],
+        "metric": [StrOptions({"ndcg", "map"})],
+        "k": [Interval(Integral, 1, None, closed="left"), None],
+        "gain": [StrOptions({"exponential", "linear"})],
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(),
+        *,
+        activation="relu",
+        solver="adam",
+        alpha=1e-4,
+        batch_size="auto",
+        learning_rate_init=1e-3,
+        max_iter=200,
+        tol=1e-4,
+        n_iter_no_change=10,
+        early_stopping=False,
+        validation_fraction=0.1,
+        momentum=0.9,
+        random_state=None,
+        warm_start=False,
+        verbose=False,
+        sigma=1.0,
+        n_jobs=None,
+        metric="ndcg",
+        k=None,
+        gain="exponential",
+    ):
+        super().__init__(
+            hidden_layer_sizes=hidden_layer_sizes,
+            activation=activation,
+            solver=solver,
+            alpha=alpha,
+            batch_size=batch_size,
+            learning_rate_init=learning_rate_init,
+            max_iter=max_iter,
+            tol=tol,
+            n_iter_no_change=n_iter_no_change,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            momentum=momentum,
+            random_state=random_state,
+            warm_start=warm_start,
+            verbose=verbose,
+            sigma=sigma,
+            n_jobs=n_jobs,
+        )
+        self.metric = metric
+        self.k = k
+        self.gain = gain
+
+    def _uses_exponential_gain(self):
+        return self.gain == "exponential"
+
+    def _make_objective(self, labels, offsets):
+        return LambdaRankObjective(
+            labels, offsets, sigma=self.sigma, metric=self.metric, k=self.k, gain=self.gain
+        )

@@ -1,0 +1,94 @@
+"""RankNet: pairwise cross-entropy on sigmoid score differences."""
+
+from ._base import BaseRanker
+from ._objectives import RankNetObjective
+
+
+class RankNetRanker(BaseRanker):
+    """RankNet learning-to-rank model (Burges et al., 2005).
+
+    For every pair of documents of a query with different labels, the model
+    predicts P(i above j) = 1 / (1 + exp(-sigma * (s_i - s_j))) and minimizes
+    the cross-entropy against the label order. The cost of a query is the
+    mean over its label-differing pairs, and the objective is the mean over
+    queries plus ``alpha / 2`` times the squared weights. A Numba kernel
+    turns the pairs of each query into one gradient per document, so the
+    network's backward pass costs O(n_samples).
+
+    The scoring function is linear (``hidden_layer_sizes=()``) or a
+    multilayer perceptron, with the parameters of ``MLPRegressor``.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : array-like of int, default=()
+        Sizes of the hidden layers; empty means a linear scoring function.
+    activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
+        Activation of the hidden layers.
+    solver : {"adam", "sgd", "lbfgs"}, default="adam"
+        "lbfgs" optimizes the whole objective with scipy's L-BFGS-B (RankNet's
+        cost is a true objective); it suits small data.
+    alpha : float, default=1e-4
+        L2 penalty on the weights (not the intercepts).
+    batch_size : int or "auto", default="auto"
+        Number of whole *queries* per minibatch; "auto" is min(32, n_queries).
+    learning_rate_init : float, default=1e-3
+        Step size of Adam or SGD.
+    max_iter : int, default=200
+        Maximum epochs (passes over all queries); for "lbfgs", iterations.
+    tol : float, default=1e-4
+        Minimum improvement of the training loss (or, with early stopping,
+        of validation NDCG@10) that resets the patience counter.
+    n_iter_no_change : int, default=10
+        Epochs without improvement before training stops.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the *queries*, monitor their
+        NDCG@10 after every epoch, stop when it stops improving and keep the
+        best weights.
+    validation_fraction : float, default=0.1
+        Fraction of queries held out for early stopping.
+    momentum : float, default=0.9
+        Nesterov momentum of the "sgd" solver.
+    random_state : int, RandomState instance or None, default=None
+        Seeds weight initialization, query shuffling and the validation split.
+    warm_start : bool, default=False
+        Continue from the previous solution on the next ``fit``.
+    verbose : bool, default=False
+        Print the epoch, loss, validation score and time.
+    sigma : float, default=1.0
+        Steepness of the pair sigmoid.
+    n_jobs : int, default=None
+        Threads for the lambda kernels; ``None`` keeps Numba's setting (all
+        cores unless ``NUMBA_NUM_THREADS`` says otherwise), -1 means all.
+
+    Attributes
+    ----------
+    coefs_ : list of ndarray
+        Weight matrices; ``coefs_[i]`` has shape (fan_in, fan_out).
+    intercepts_ : list of ndarray
+        Bias vectors.
+    loss_curve_ : list of float
+        Training objective after each epoch (L-BFGS: each iteration).
+    validation_scores_ : list of float or None
+        Validation NDCG@10 after each epoch, with early stopping.
+    best_validation_score_ : float or None
+        Best validation NDCG@10, with early stopping.
+    n_iter_ : int
+        Epochs run (L-BFGS: iterations).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X was a DataFrame with string column names.
+
+    Examples
+    --------
+    >>> from sklearn_ranknet import RankNetRanker
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=50, random_state=0)
+    >>> ranker = RankNetRanker(random_state=0).fit(X, y, groups=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    >>> bool(0.0 <= ranker.score(X, y, groups=qid) <= 1.0)
+    True
+    """
+
+    def _make_objective(self, labels, offsets):
+        return RankNetObjective(labels, offsets, sigma=self.sigma)

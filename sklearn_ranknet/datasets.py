@@ -1,0 +1,474 @@
+"""Learning-to-rank datasets: a synthetic generator and a LETOR / SVMlight loader.
+
+Both functions return the triple ``(X, y, groups)`` used throughout the package:
+``X`` holds one row per (query, document) pair, ``y`` the graded relevance labels
+and ``groups`` the query id of every row.
+"""
+
+import os
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+from sklearn.datasets import load_svmlight_file
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, validate_params
+
+__all__ = ["make_ranking", "load_letor"]
+
+# Share of the documents in grades 0..4 before empty queries are added. Close to
+# the Yahoo! LTR sample shipped beside the project (645/1211/858/222/69 docs).
+_GRADE_PROPORTIONS = np.array([0.21, 0.40, 0.29, 0.075, 0.025])
+# Standard deviation of the per-query offset ("query difficulty") of the latent
+# relevance, relative to the unit variance of the feature-driven signal.
+_QUERY_OFFSET_SD = 0.5
+# Share of the signal variance that comes from the nonlinear terms.
+_NONLINEAR_SHARE = 0.65
+# Position of the step in the threshold term (on a standard normal feature).
+_STEP_AT = 0.5
+# Seed of the fixed "problem": relevance weights, feature transformations,
+# query-level shares and redundant features. ``random_state`` only drives the
+# sampling of queries, documents and noise, so different seeds give
+# independent samples (e.g. a train and a test set) of the same problem.
+_PROBLEM_SEED = 20240611
+
+
+def _std_normal_moments(func):
+    """Mean and standard deviation of ``func(Z)`` for ``Z ~ N(0, 1)``."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(80)
+    weights = weights / weights.sum()
+    values = func(nodes)
+    mean = float(weights @ values)
+    std = float(np.sqrt(weights @ (values - mean) ** 2))
+    return mean, std
+
+
+_TANH_MEAN, _TANH_STD = _std_normal_moments(lambda z: np.tanh(2.0 * z))
+
+
+def _query_lengths(n_queries, min_docs, max_docs, rng):
+    """Right-skewed query lengths in ``[min_docs, max_docs]``.
+
+    A Beta(1.2, 3.0) draw (mean ~0.29, median ~0.25) is stretched over the
+    allowed range: most queries are short, about 1 % are longer than 80 % of
+    ``max_docs``.
+    """
+    span = max_docs - min_docs + 1
+    u = rng.beta(1.2, 3.0, size=n_queries)
+    lengths = min_docs + np.floor(u * span).astype(np.int64)
+    return np.minimum(lengths, max_docs)
+
+
+def _make_problem(n_features, n_informative):
+    """Draw the fixed structure of the ranking problem.
+
+    The structure depends only on ``n_features`` and ``n_informative`` (it is
+    drawn from a private fixed seed), never on ``random_state``.
+    """
+    prng = np.random.RandomState(_PROBLEM_SEED)
+    k = n_informative
+    # Linear weights: random signs, unequal magnitudes, unit norm.
+    m = max(k, 1)
+    w = prng.uniform(0.3, 1.0, size=m) * prng.choice([-1.0, 1.0], size=m)
+    w = w[:k] / np.linalg.norm(w[:k]) if k else w[:0]
+    # Share of each latent feature's variance that is query-level.
+    query_share = prng.uniform(0.0, 0.5, size=n_features)
+    # Half of the noise features are partly redundant with an informative one.
+    redundant = []
+    for j in range(k, n_features):
+        rho = prng.uniform(0.2, 0.7)
+        src = prng.randint(max(k, 1))
+        if k > 0 and prng.uniform() < 0.5:
+            redundant.append((j, src, rho))
+    # Observed-feature transformations.
+    kinds = prng.choice(3, size=n_features, p=[0.5, 0.25, 0.25])
+    scales = 10.0 ** prng.uniform(-1.0, 2.0, size=n_features)
+    locs = prng.normal(0.0, 3.0, size=n_features) * scales
+    return {
+        "w": w,
+        "query_share": query_share,
+        "redundant": redundant,
+        "kinds": kinds,
+        "scales": scales,
+        "locs": locs,
+    }
+
+
+def _latent_signal(Z, n_informative, w):
+    """Unit-variance relevance signal: a linear part plus nonlinear terms."""
+    n_samples = Z.shape[0]
+    k = n_informative
+    if k == 0:
+        return np.zeros(n_samples)
+    Zi = Z[:, :k]
+    linear = Zi @ w  # unit variance
+
+    # Nonlinear terms on distinct informative features (hence independent),
+    # each standardised to mean 0 and variance 1 under the standard normal
+    # marginals of the latent features. With fewer than five informative
+    # features only the terms that fit are used (the "sweet spot" alone for a
+    # single informative feature).
+    p_step = 1.0 - ndtr(_STEP_AT)
+    terms = []
+    if k >= 2:  # interaction of two features
+        terms.append(Zi[:, 0] * Zi[:, 1])
+    if k >= 3:  # saturating effect
+        terms.append((np.tanh(2.0 * Zi[:, 2]) - _TANH_MEAN) / _TANH_STD)
+    if k >= 4:  # threshold
+        step = Zi[:, 3] > _STEP_AT
+        terms.append((step - p_step) / np.sqrt(p_step * (1.0 - p_step)))
+    if k >= 5 or k == 1:  # "sweet spot": best at an intermediate value
+        terms.append((1.0 - Zi[:, min(4, k - 1)] ** 2) / np.sqrt(2.0))
+    nonlinear = np.sum(terms, axis=0) / np.sqrt(len(terms))
+
+    return (
+        np.sqrt(1.0 - _NONLINEAR_SHARE) * linear
+        + np.sqrt(_NONLINEAR_SHARE) * nonlinear
+    )
+
+
+def _observed_features(Z, problem):
+    """Map latent standard-normal features to features on varied scales.
+
+    Each column gets one monotone transformation: an affine map with a scale
+    between 0.1 and 100 (about half of the columns), a positive heavy-tailed
+    ``scale * exp(0.5 z)`` (a quarter, like term counts) or a logistic squash
+    into ``(0, 1)`` (a quarter, like normalised scores).
+    """
+    X = np.empty_like(Z)
+    kinds, scales, locs = problem["kinds"], problem["scales"], problem["locs"]
+    for j in range(Z.shape[1]):
+        z = Z[:, j]
+        if kinds[j] == 0:
+            X[:, j] = locs[j] + scales[j] * z
+        elif kinds[j] == 1:
+            X[:, j] = scales[j] * np.exp(0.5 * z)
+        else:
+            X[:, j] = 1.0 / (1.0 + np.exp(-z))
+    return X
+
+
+@validate_params(
+    {
+        "n_queries": [Interval(Integral, 1, None, closed="left")],
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "n_informative": [Interval(Integral, 0, None, closed="left")],
+        "min_docs": [Interval(Integral, 1, None, closed="left")],
+        "max_docs": [Interval(Integral, 1, None, closed="left")],
+        "noise": [Interval(Real, 0, None, closed="left")],
+        "empty_query_fraction": [Interval(Real, 0, 1, closed="both")],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_ranking(
+    n_queries=100,
+    *,
+    n_features=20,
+    n_informative=10,
+    min_docs=5,
+    max_docs=50,
+    noise=0.5,
+    empty_query_fraction=0.05,
+    random_state=None,
+):
+    """Generate a synthetic learning-to-rank problem with graded labels.
+
+    The generative model mimics public LTR collections such as the Yahoo!
+    and MSLR sets:
+
+    * **Query lengths** are right-skewed in ``[min_docs, max_docs]``: most
+      queries are short, a few are long (a Beta(1.2, 3) draw stretched over
+      the range: the mean length is about 30 % of the way from ``min_docs``
+      to ``max_docs``, about 18 documents with the defaults).
+    * **Latent features.** Every document has ``n_features`` standard normal
+      latent features. Each feature is a mix of a query-level component
+      (shared by all documents of the query, 0 to 50 % of its variance) and a
+      document-level one. The first ``n_informative`` latent features drive
+      the relevance; the other features are noise, some of them correlated
+      with an informative feature.
+    * **Relevance.** The latent relevance of a document is a unit-variance
+      signal (35 % of its variance from a linear function of the informative
+      features, 65 % from nonlinear terms: a product of two features, a
+      saturating ``tanh``, a step function and a "sweet spot" ``1 - z**2``,
+      each on its own feature; with fewer than five informative features
+      only the terms that fit are used) plus a per-query offset (query
+      difficulty, standard deviation 0.5) plus Gaussian noise with standard
+      deviation ``noise``.
+    * **Fixed problem.** The relevance function and the feature
+      transformations depend only on ``n_features`` and ``n_informative``;
+      ``random_state`` drives the sampling of queries, documents and noise.
+      Two calls with different seeds are therefore independent samples of
+      the *same* ranking problem, e.g. a training and a test set.
+    * **Labels.** The latent relevance is cut into grades 0..4 at fixed
+      quantiles of its normal approximation, so that about
+      21 / 40 / 29 / 7.5 / 2.5 % of the documents get grades 0 / 1 / 2 / 3 /
+      4, the skew of real LTR data (the proportions drift by a few points
+      when ``n_informative`` is below 5, where the signal is less normal).
+      Then ``round(empty_query_fraction * n_queries)`` queries, picked at
+      random, have all their labels set to 0 (no relevant document); a short
+      query can also end up with no relevant document by chance.
+    * **Observed features** ``X`` are monotone transforms of the latent
+      ones on varied scales: affine maps with scales from 0.1 to 100,
+      positive heavy-tailed (log-normal) columns and columns squashed into
+      ``(0, 1)``. Standardizing the features therefore matters, and a
+      linear model on ``X`` is a good but clearly imperfect ranker.
+
+    Parameters
+    ----------
+    n_queries : int, default=100
+        Number of queries.
+
+    n_features : int, default=20
+        Number of features (columns of ``X``).
+
+    n_informative : int, default=10
+        Number of features the relevance depends on; they are the first
+        ``n_informative`` columns of ``X``. With 0 the labels are unrelated
+        to ``X``.
+
+    min_docs : int, default=5
+        Smallest number of documents in a query (at least 1).
+
+    max_docs : int, default=50
+        Largest number of documents in a query (at least ``min_docs``).
+
+    noise : float, default=0.5
+        Standard deviation of the Gaussian noise added to the latent
+        relevance, relative to the unit standard deviation of the
+        feature-driven signal. 0 gives labels that depend on ``X`` and the
+        per-query offset only.
+
+    empty_query_fraction : float, default=0.05
+        Fraction of the queries, in ``[0, 1]``, forced to have no relevant
+        document (all labels 0).
+
+    random_state : int, RandomState instance or None, default=None
+        Seed or generator for reproducible output.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), dtype float64
+        Features; ``n_samples`` is the total number of documents.
+
+    y : ndarray of shape (n_samples,), dtype int64
+        Graded relevance labels in ``0..4`` (higher is more relevant).
+
+    groups : ndarray of shape (n_samples,), dtype int64
+        Query id of every row. The rows of a query are contiguous and the
+        ids are ``0, 1, ..., n_queries - 1`` in order.
+
+    See Also
+    --------
+    load_letor : Load a real LTR dataset in SVMlight / LETOR format.
+
+    Notes
+    -----
+    Typical figures with the default parameters (about 1,850 rows), training
+    on one seed and evaluating NDCG@10 (gain ``2**y - 1``) on another:
+    random scores about 0.62, a standardized ridge regression about 0.83,
+    gradient-boosted trees about 0.88. The gap between the linear and the
+    nonlinear model widens with more training queries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> X, y, groups = make_ranking(n_queries=3, min_docs=4, max_docs=6,
+    ...                             random_state=0)
+    >>> X.shape[1], X.shape[0] == y.shape[0] == groups.shape[0]
+    (20, True)
+    >>> np.unique(groups)
+    array([0, 1, 2])
+    >>> bool(np.all((y >= 0) & (y <= 4)))
+    True
+    """
+    if n_informative > n_features:
+        raise ValueError(
+            f"n_informative={n_informative} must not exceed "
+            f"n_features={n_features}."
+        )
+    if min_docs > max_docs:
+        raise ValueError(
+            f"min_docs={min_docs} must not exceed max_docs={max_docs}."
+        )
+    rng = check_random_state(random_state)
+    problem = _make_problem(n_features, n_informative)
+
+    lengths = _query_lengths(n_queries, min_docs, max_docs, rng)
+    groups = np.repeat(np.arange(n_queries, dtype=np.int64), lengths)
+    n_samples = groups.shape[0]
+
+    # Latent standard-normal features: query-level part + document-level part.
+    share = problem["query_share"]
+    query_part = rng.standard_normal((n_queries, n_features))[groups]
+    doc_part = rng.standard_normal((n_samples, n_features))
+    Z = np.sqrt(share) * query_part + np.sqrt(1.0 - share) * doc_part
+    for j, src, rho in problem["redundant"]:
+        Z[:, j] = rho * Z[:, src] + np.sqrt(1.0 - rho**2) * Z[:, j]
+
+    signal = _latent_signal(Z, n_informative, problem["w"])
+    offsets = rng.normal(0.0, _QUERY_OFFSET_SD, size=n_queries)[groups]
+    latent = signal + offsets + noise * rng.standard_normal(n_samples)
+
+    # Cut at quantiles of the (approximately normal) latent distribution.
+    signal_var = 1.0 if n_informative else 0.0
+    total_sd = np.sqrt(signal_var + _QUERY_OFFSET_SD**2 + noise**2)
+    cuts = total_sd * ndtri(np.cumsum(_GRADE_PROPORTIONS)[:-1])
+    y = np.searchsorted(cuts, latent).astype(np.int64)
+
+    n_empty = int(round(empty_query_fraction * n_queries))
+    if n_empty:
+        empty = rng.choice(n_queries, size=n_empty, replace=False)
+        y[np.isin(groups, empty)] = 0
+
+    X = _observed_features(Z, problem)
+    return X, y, groups
+
+
+def _read_query_sizes(query_path):
+    """Read a LightGBM ``.query`` file: one positive integer per line."""
+    with open(query_path) as f:
+        tokens = f.read().split()
+    sizes = np.empty(len(tokens), dtype=np.int64)
+    for i, token in enumerate(tokens):
+        try:
+            sizes[i] = int(token)
+        except ValueError:
+            raise ValueError(
+                f"Query file {query_path!s} must hold one integer per line; "
+                f"entry {i + 1} is {token!r}."
+            ) from None
+        if sizes[i] < 1:
+            raise ValueError(
+                f"Query file {query_path!s} must hold positive query sizes; "
+                f"entry {i + 1} is {sizes[i]}."
+            )
+    return sizes
+
+
+def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None):
+    """Load a learning-to-rank dataset in SVMlight / LETOR format.
+
+    Rows look like ``label [qid:<id>] <feature>:<value> ...``. The file is
+    read with :func:`sklearn.datasets.load_svmlight_file`, whose
+    ``zero_based="auto"`` rule applies: feature ids are taken as one-based
+    unless some file contains feature id 0.
+
+    The query of each row comes from, in this order:
+
+    1. the ``qid:`` fields of the file (MSLR-WEB, LETOR 4.0, Istella...);
+       ``groups`` is then the qid array as written, so query ids need not be
+       contiguous numbers;
+    2. otherwise a LightGBM-style sidecar file of query sizes, one integer
+       per line giving the number of consecutive rows of each query:
+       ``query_path`` if given, else ``path + ".query"`` if it exists.
+       ``groups`` is then the query index ``0, 0, 0, 1, 1, ...``.
+
+    If the file has ``qid:`` fields *and* a sidecar is found (given or next
+    to the file), the qids are used and the sidecar is checked against them:
+    its sizes must equal the lengths of the runs of equal consecutive qids,
+    otherwise a ``ValueError`` is raised.
+
+    Parameters
+    ----------
+    path : str or path-like
+        SVMlight / LETOR file (may be ``.gz`` or ``.bz2`` compressed, as
+        accepted by :func:`~sklearn.datasets.load_svmlight_file`). A binary
+        file object is also accepted; no sidecar is looked up next to it.
+
+    n_features : int, default=None
+        Number of features. Pass the same value for the train and test
+        files of a dataset so that both matrices have the same width; by
+        default it is inferred from the largest feature id in the file.
+
+    dtype : numpy dtype, default=np.float64
+        Data type of ``X``.
+
+    query_path : str or path-like, default=None
+        Sidecar file of query sizes. By default ``path + ".query"`` is used
+        when it exists.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        Feature matrix, sparse as LETOR data usually is. Call
+        ``X.toarray()`` for a dense array.
+
+    y : ndarray of shape (n_samples,), dtype float64
+        Relevance labels as read from the file. Graded labels are integral
+        values stored as floats; ``y.astype(int)`` converts them. The dtype
+        does not depend on the content of the file.
+
+    groups : ndarray of shape (n_samples,), dtype int64
+        Query id of every row.
+
+    Raises
+    ------
+    ValueError
+        If the file has no ``qid:`` field and no sidecar is found; if only
+        some rows have a ``qid:``; if the sidecar is malformed, holds a
+        non-positive size or its sizes do not sum to the number of rows; or
+        if the sidecar disagrees with the qids.
+
+    See Also
+    --------
+    make_ranking : Generate a synthetic LTR dataset.
+
+    Examples
+    --------
+    >>> import io
+    >>> from sklearn_ranknet.datasets import load_letor
+    >>> f = io.BytesIO(b"2 qid:7 1:0.5 3:1.0\\n0 qid:7 2:0.2\\n1 qid:9 1:0.1\\n")
+    >>> X, y, groups = load_letor(f)
+    >>> X.shape, y, groups
+    ((3, 3), array([2., 0., 1.]), array([7, 7, 9]))
+    >>> X.toarray()[0]
+    array([0.5, 0. , 1. ])
+    """
+    X, y, qid = load_svmlight_file(
+        path, n_features=n_features, dtype=dtype, query_id=True
+    )
+    n_samples = X.shape[0]
+
+    if query_path is None and isinstance(path, (str, os.PathLike)):
+        candidate = os.fspath(path) + ".query"
+        if os.path.isfile(candidate):
+            query_path = candidate
+    sizes = None if query_path is None else _read_query_sizes(query_path)
+    if sizes is not None and sizes.sum() != n_samples:
+        raise ValueError(
+            f"The query sizes in {query_path!s} sum to {int(sizes.sum())} "
+            f"but {path!s} has {n_samples} rows."
+        )
+
+    if qid.shape[0] > 0:
+        if qid.shape[0] != n_samples:
+            raise ValueError(
+                f"Only {qid.shape[0]} of the {n_samples} rows of {path!s} "
+                "have a qid: field; either all rows or none must have one."
+            )
+        groups = np.asarray(qid, dtype=np.int64)
+        if sizes is not None:
+            starts = np.flatnonzero(np.diff(groups)) + 1
+            run_lengths = np.diff(np.r_[0, starts, n_samples])
+            if not np.array_equal(run_lengths, sizes):
+                raise ValueError(
+                    f"The query sizes in {query_path!s} ({sizes.shape[0]} "
+                    f"queries) disagree with the qid: fields of {path!s} "
+                    f"({run_lengths.shape[0]} runs of equal consecutive qids)."
+                )
+        return X, y, groups
+
+    if sizes is None:
+        where = (
+            f"{os.fspath(path)}.query"
+            if isinstance(path, (str, os.PathLike))
+            else "<path>.query (path is a file object)"
+        )
+        raise ValueError(
+            f"The file {path!s} has no qid: field and no .query sidecar was "
+            f"found at {where}; pass query_path= to give the query sizes."
+        )
+    groups = np.repeat(np.arange(sizes.shape[0], dtype=np.int64), sizes)
+    return X, y, groups

@@ -1,0 +1,421 @@
+"""Tests for sklearn_ranknet.datasets: make_ranking and load_letor."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+from threadpoolctl import threadpool_limits
+
+from sklearn_ranknet.datasets import load_letor, make_ranking
+
+YAHOO_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "yahoo-ltr-sample"
+needs_yahoo = pytest.mark.skipif(
+    not YAHOO_DIR.is_dir(), reason=f"Yahoo LTR sample not found at {YAHOO_DIR}"
+)
+
+
+def _ndcg_at_k(y, scores, groups, k=10):
+    """Mean NDCG@k over queries, gain 2**y - 1, a query with no relevant
+    document scoring 1. Pure Python on purpose (independent reference)."""
+    per_query = {}
+    for label, score, q in zip(y.tolist(), scores.tolist(), groups.tolist()):
+        per_query.setdefault(q, []).append((score, label))
+    values = []
+    for docs in per_query.values():
+        ranked = [lab for _, lab in sorted(docs, key=lambda d: -d[0])][:k]
+        ideal = sorted((lab for _, lab in docs), reverse=True)[:k]
+        dcg = sum((2**lab - 1) / math.log2(i + 2) for i, lab in enumerate(ranked))
+        idcg = sum((2**lab - 1) / math.log2(i + 2) for i, lab in enumerate(ideal))
+        values.append(1.0 if idcg == 0 else dcg / idcg)
+    return sum(values) / len(values)
+
+
+def _n_empty_queries(y, groups):
+    return int(sum(y[groups == q].max() == 0 for q in np.unique(groups)))
+
+
+@pytest.fixture(scope="module")
+def default_draw():
+    return make_ranking(random_state=0)
+
+
+@pytest.fixture(scope="module")
+def heldout_draw():
+    return make_ranking(random_state=1)
+
+
+# --------------------------------------------------------------------------
+# make_ranking
+# --------------------------------------------------------------------------
+
+
+def test_make_ranking_shapes_and_dtypes(default_draw):
+    X, y, groups = default_draw
+    n = X.shape[0]
+    assert X.shape == (n, 20)
+    assert y.shape == groups.shape == (n,)
+    assert X.dtype == np.float64
+    assert y.dtype == np.int64
+    assert groups.dtype == np.int64
+    assert np.isfinite(X).all()
+
+    X, y, groups = make_ranking(7, n_features=3, n_informative=2, random_state=0)
+    assert X.shape == (y.shape[0], 3)
+    assert np.unique(groups).tolist() == list(range(7))
+
+
+def test_make_ranking_labels_graded_and_skewed(default_draw):
+    _, y, _ = default_draw
+    assert y.min() >= 0 and y.max() <= 4
+    counts = np.bincount(y, minlength=5)
+    assert counts.shape == (5,)
+    assert (counts > 0).all(), counts
+    # Skewed towards low grades like real LTR data: grade 1 is the mode and
+    # the top two grades are rare.
+    assert counts.argmax() == 1
+    assert counts[3] + counts[4] < 0.2 * counts.sum()
+    assert counts[4] < counts[3] < counts[2]
+
+
+def test_make_ranking_label_distribution_large_sample():
+    _, y, _ = make_ranking(2000, empty_query_fraction=0.0, random_state=3)
+    props = np.bincount(y, minlength=5) / y.shape[0]
+    target = np.array([0.21, 0.40, 0.29, 0.075, 0.025])
+    np.testing.assert_allclose(props, target, atol=0.04)
+
+
+def test_make_ranking_groups_contiguous_in_order(default_draw):
+    _, _, groups = default_draw
+    assert groups[0] == 0 and groups[-1] == 99
+    steps = np.diff(groups)
+    assert set(np.unique(steps).tolist()) == {0, 1}
+
+
+def test_make_ranking_query_lengths(default_draw):
+    _, _, groups = default_draw
+    lengths = np.bincount(groups)
+    assert lengths.shape == (100,)
+    assert lengths.min() >= 5 and lengths.max() <= 50
+    assert np.unique(lengths).size > 5
+    # Right-skewed: most queries are short, a few are long.
+    assert np.median(lengths) < (5 + 50) / 2
+    assert np.mean(lengths) > np.median(lengths) - 1
+    assert lengths.max() > 2 * np.median(lengths) - 5
+
+
+@pytest.mark.parametrize("min_docs, max_docs", [(1, 1), (1, 3), (7, 7), (2, 200)])
+def test_make_ranking_query_length_bounds(min_docs, max_docs):
+    _, _, groups = make_ranking(
+        60, min_docs=min_docs, max_docs=max_docs, random_state=0
+    )
+    lengths = np.bincount(groups)
+    assert lengths.shape == (60,)
+    assert lengths.min() >= min_docs and lengths.max() <= max_docs
+    if min_docs == max_docs:
+        assert (lengths == min_docs).all()
+    else:
+        assert np.unique(lengths).size > 1
+
+
+def test_make_ranking_empty_queries(default_draw):
+    _, y, groups = default_draw
+    n_empty = _n_empty_queries(y, groups)
+    assert 5 <= n_empty <= 8  # round(0.05 * 100) forced, a few by chance
+
+    _, y, groups = make_ranking(100, empty_query_fraction=0.5, random_state=0)
+    assert 50 <= _n_empty_queries(y, groups) <= 53
+
+    _, y, groups = make_ranking(40, empty_query_fraction=1.0, random_state=0)
+    assert (y == 0).all()
+
+    _, y, groups = make_ranking(100, empty_query_fraction=0.0, random_state=0)
+    assert _n_empty_queries(y, groups) <= 3
+
+
+def test_make_ranking_features_varied_scales_and_query_component(default_draw):
+    X, _, groups = default_draw
+    stds = X.std(axis=0)
+    assert (stds > 0).all()
+    assert stds.max() / stds.min() > 100
+    # Some features have a strong query-level component: a sizeable share of
+    # their variance lies between the query means.
+    lengths = np.bincount(groups)
+    means = np.array([np.bincount(groups, weights=X[:, j]) for j in range(20)])
+    means = means / lengths
+    between = ((means[:, groups] - X.mean(axis=0)[:, None]) ** 2).mean(axis=1)
+    share = between / X.var(axis=0)
+    assert share.max() > 0.25
+    assert (share > 0.15).sum() >= 5
+
+
+def test_make_ranking_deterministic(default_draw):
+    X0, y0, g0 = default_draw
+    X1, y1, g1 = make_ranking(random_state=0)
+    np.testing.assert_array_equal(X0, X1)
+    np.testing.assert_array_equal(y0, y1)
+    np.testing.assert_array_equal(g0, g1)
+
+    X2, y2, g2 = make_ranking(random_state=np.random.RandomState(0))
+    np.testing.assert_array_equal(X0, X2)
+    np.testing.assert_array_equal(y0, y2)
+
+    X3, y3, g3 = make_ranking(random_state=2)
+    assert X3.shape != X0.shape or not np.array_equal(X3, X0)
+    assert y3.shape != y0.shape or not np.array_equal(y3, y0)
+    assert not np.array_equal(np.bincount(g3), np.bincount(g0))
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"n_queries": 0}, "n_queries"),
+        ({"n_queries": 2.5}, "n_queries"),
+        ({"n_features": 0}, "n_features"),
+        ({"n_informative": -1}, "n_informative"),
+        ({"n_features": 5, "n_informative": 6}, "n_informative"),
+        ({"min_docs": 0}, "min_docs"),
+        ({"max_docs": 0}, "max_docs"),
+        ({"min_docs": 10, "max_docs": 5}, "min_docs"),
+        ({"noise": -0.1}, "noise"),
+        ({"empty_query_fraction": -0.1}, "empty_query_fraction"),
+        ({"empty_query_fraction": 1.5}, "empty_query_fraction"),
+        ({"random_state": "seed"}, "random_state"),
+    ],
+)
+def test_make_ranking_invalid_parameters(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        make_ranking(**kwargs)
+
+
+def test_make_ranking_keyword_only():
+    with pytest.raises(TypeError):
+        make_ranking(10, 5)
+
+
+@pytest.mark.parametrize("n_informative", [0, 1, 2, 4, 5])
+def test_make_ranking_few_informative(n_informative):
+    X, y, groups = make_ranking(
+        30, n_features=6, n_informative=n_informative, random_state=0
+    )
+    assert X.shape == (y.shape[0], 6)
+    assert np.isfinite(X).all()
+    assert y.min() >= 0 and y.max() <= 4
+    assert np.unique(y).size >= 3
+
+
+def test_make_ranking_linear_model_beats_random(default_draw, heldout_draw):
+    X, y, _ = default_draw
+    Xt, yt, gt = heldout_draw
+    ridge = make_pipeline(StandardScaler(), Ridge()).fit(X, y)
+    ndcg_ridge = _ndcg_at_k(yt, ridge.predict(Xt), gt)
+    rng = np.random.RandomState(0)
+    ndcg_random = np.mean([_ndcg_at_k(yt, rng.rand(yt.shape[0]), gt) for _ in range(5)])
+    # Observed: ridge ~0.84, random ~0.62.
+    assert ndcg_ridge > ndcg_random + 0.12, (ndcg_ridge, ndcg_random)
+    # ... but far from perfect: the labels are noisy and nonlinear.
+    assert ndcg_ridge < 0.93
+
+
+def test_make_ranking_labels_unrelated_without_informative_features():
+    X, y, _ = make_ranking(100, n_informative=0, random_state=0)
+    Xt, yt, _ = make_ranking(100, n_informative=0, random_state=1)
+    pred = make_pipeline(StandardScaler(), Ridge()).fit(X, y).predict(Xt)
+    assert abs(np.corrcoef(pred, yt)[0, 1]) < 0.15
+
+
+def test_make_ranking_nonlinear_model_beats_linear(default_draw, heldout_draw):
+    X, y, _ = default_draw
+    Xt, yt, _ = heldout_draw
+    linear = make_pipeline(StandardScaler(), Ridge())
+    poly = make_pipeline(
+        StandardScaler(), PolynomialFeatures(2), StandardScaler(), Ridge(alpha=30.0)
+    )
+    trees = HistGradientBoostingRegressor(max_iter=60, random_state=0)
+    # One thread: on a small problem on a busy machine, OpenMP threads make
+    # the boosting fit many times slower.
+    with threadpool_limits(limits=1):
+        r_linear, r_poly, r_trees = (
+            np.corrcoef(model.fit(X, y).predict(Xt), yt)[0, 1]
+            for model in (linear, poly, trees)
+        )
+    # Observed: linear ~0.51, polynomial ~0.61, boosted trees ~0.61.
+    assert r_linear > 0.3, r_linear
+    assert r_poly > r_linear + 0.05, (r_poly, r_linear)
+    assert r_trees > r_linear + 0.05, (r_trees, r_linear)
+
+
+# --------------------------------------------------------------------------
+# load_letor on the Yahoo LTR sample
+# --------------------------------------------------------------------------
+
+
+def _sidecar_sizes(path):
+    return np.loadtxt(path, dtype=np.int64, ndmin=1)
+
+
+@needs_yahoo
+def test_load_letor_yahoo_train():
+    X, y, groups = load_letor(YAHOO_DIR / "rank.train")
+    assert sp.issparse(X) and X.format == "csr"
+    assert X.shape == (3005, 300)
+    assert y.shape == groups.shape == (3005,)
+    assert y.dtype == np.float64
+    assert groups.dtype == np.int64
+    assert np.unique(groups).size == 201
+    expected = np.repeat(np.arange(201), np.bincount(groups))
+    np.testing.assert_array_equal(groups, expected)
+    np.testing.assert_array_equal(
+        np.bincount(groups), _sidecar_sizes(YAHOO_DIR / "rank.train.query")
+    )
+    assert np.bincount(y.astype(np.int64)).tolist() == [645, 1211, 858, 222, 69]
+    assert _n_empty_queries(y, groups) == 3  # as stated in the README
+    lengths = np.bincount(groups)
+    assert (lengths.min(), int(np.median(lengths)), lengths.max()) == (1, 15, 27)
+
+
+@needs_yahoo
+def test_load_letor_yahoo_test_and_common_width():
+    Xtr, _, _ = load_letor(YAHOO_DIR / "rank.train", n_features=300)
+    X, y, groups = load_letor(str(YAHOO_DIR / "rank.test"), n_features=300)
+    assert X.shape == (768, 300)
+    assert Xtr.shape[1] == X.shape[1] == 300
+    assert np.unique(groups).size == 50
+    np.testing.assert_array_equal(
+        np.bincount(groups), _sidecar_sizes(YAHOO_DIR / "rank.test.query")
+    )
+    assert np.bincount(y.astype(np.int64)).tolist() == [206, 256, 252, 44, 10]
+    X32, _, _ = load_letor(YAHOO_DIR / "rank.test", n_features=300, dtype=np.float32)
+    assert X32.dtype == np.float32
+    np.testing.assert_allclose(X32.toarray(), X.toarray(), rtol=1e-6)
+
+
+@needs_yahoo
+def test_load_letor_explicit_query_path(tmp_path):
+    # Same sidecar, under another name, passed explicitly.
+    sizes = _sidecar_sizes(YAHOO_DIR / "rank.test.query")
+    other = tmp_path / "sizes.txt"
+    other.write_text("\n".join(map(str, sizes)) + "\n")
+    _, _, g_auto = load_letor(YAHOO_DIR / "rank.test")
+    _, _, g_explicit = load_letor(YAHOO_DIR / "rank.test", query_path=other)
+    np.testing.assert_array_equal(g_auto, g_explicit)
+    # An explicit sidecar of the wrong length is rejected.
+    with pytest.raises(ValueError, match="3005"):
+        load_letor(YAHOO_DIR / "rank.train", query_path=other)
+
+
+# --------------------------------------------------------------------------
+# load_letor on small files
+# --------------------------------------------------------------------------
+
+QID_FILE = (
+    "2 qid:10 1:0.5 3:1.5\n"
+    "0 qid:10 2:0.25\n"
+    "1 qid:3 1:1\n"
+    "0 qid:3 4:2\n"
+    "3 qid:3 1:0.75 2:0.5\n"
+)
+NO_QID_FILE = "2 1:0.5 3:1.5\n0 2:0.25\n1 1:1\n0 4:2\n3 1:0.75 2:0.5\n"
+
+
+def test_load_letor_qid(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text(QID_FILE)
+    X, y, groups = load_letor(path)
+    assert sp.issparse(X) and X.format == "csr"
+    assert X.shape == (5, 4)
+    assert groups.dtype == np.int64
+    np.testing.assert_array_equal(groups, [10, 10, 3, 3, 3])
+    np.testing.assert_array_equal(y, [2.0, 0.0, 1.0, 0.0, 3.0])
+    np.testing.assert_array_equal(
+        X.toarray(),
+        [
+            [0.5, 0, 1.5, 0],
+            [0, 0.25, 0, 0],
+            [1, 0, 0, 0],
+            [0, 0, 0, 2],
+            [0.75, 0.5, 0, 0],
+        ],
+    )
+    X, _, _ = load_letor(path, n_features=10)
+    assert X.shape == (5, 10)
+
+
+def test_load_letor_qid_with_sidecar(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text(QID_FILE)
+    # A matching sidecar is accepted and the qids are returned.
+    Path(str(path) + ".query").write_text("2\n3\n")
+    _, _, groups = load_letor(path)
+    np.testing.assert_array_equal(groups, [10, 10, 3, 3, 3])
+    # A disagreeing sidecar (same total) is an error.
+    Path(str(path) + ".query").write_text("3\n2\n")
+    with pytest.raises(ValueError, match="disagree"):
+        load_letor(path)
+
+
+def test_load_letor_partial_qid(tmp_path):
+    path = tmp_path / "partial.txt"
+    path.write_text("1 qid:1 1:1\n0 qid:1 1:2\n2 1:3\n")
+    with pytest.raises(ValueError, match="qid"):
+        load_letor(path)
+
+
+def test_load_letor_sidecar(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text(NO_QID_FILE)
+    Path(str(path) + ".query").write_text("2\n1\n2\n")
+    X, y, groups = load_letor(path)
+    assert X.shape == (5, 4)
+    np.testing.assert_array_equal(groups, [0, 0, 1, 2, 2])
+    np.testing.assert_array_equal(y, [2.0, 0.0, 1.0, 0.0, 3.0])
+
+
+def test_load_letor_missing_sidecar(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text(NO_QID_FILE)
+    with pytest.raises(ValueError, match="no qid: field") as excinfo:
+        load_letor(path)
+    assert f"{path}.query" in str(excinfo.value)
+
+
+@pytest.mark.parametrize("content", ["2\n2\n", "2\n1\n1\n2\n", ""])
+def test_load_letor_sidecar_wrong_total(tmp_path, content):
+    path = tmp_path / "train.txt"
+    path.write_text(NO_QID_FILE)
+    Path(str(path) + ".query").write_text(content)
+    total = sum(int(t) for t in content.split())
+    with pytest.raises(ValueError, match=rf"sum to {total}\b.*\b5 rows"):
+        load_letor(path)
+
+
+@pytest.mark.parametrize(
+    "content", ["2\n0\n3\n", "2\n-1\n4\n", "2\n1.5\n1.5\n", "2\nx\n3\n"]
+)
+def test_load_letor_sidecar_bad_sizes(tmp_path, content):
+    path = tmp_path / "train.txt"
+    path.write_text(NO_QID_FILE)
+    query_path = tmp_path / "sizes"
+    query_path.write_text(content)
+    with pytest.raises(ValueError, match="entry 2"):
+        load_letor(path, query_path=query_path)
+
+
+def test_load_letor_file_object(tmp_path):
+    import io
+
+    X, y, groups = load_letor(io.BytesIO(QID_FILE.encode()))
+    np.testing.assert_array_equal(groups, [10, 10, 3, 3, 3])
+    # No sidecar can be looked up next to a file object ...
+    with pytest.raises(ValueError, match="no qid: field"):
+        load_letor(io.BytesIO(NO_QID_FILE.encode()))
+    # ... but an explicit one is used.
+    query_path = tmp_path / "sizes"
+    query_path.write_text("4\n1\n")
+    _, _, groups = load_letor(io.BytesIO(NO_QID_FILE.encode()), query_path=query_path)
+    np.testing.assert_array_equal(groups, [0, 0, 0, 0, 1])
