@@ -68,7 +68,7 @@ class BaseRanker(BaseEstimator):
     _SOLVERS = ("adam", "sgd")
 
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like"],
+        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
         "activation": [StrOptions({"identity", "logistic", "tanh", "relu"})],
         "solver": [StrOptions({"adam", "sgd", "lbfgs"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -84,7 +84,11 @@ class BaseRanker(BaseEstimator):
         "warm_start": ["boolean"],
         "verbose": ["verbose"],
         "sigma": [Interval(Real, 0, None, closed="neither")],
-        "n_jobs": [Integral, None],
+        "n_jobs": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Integral, None, -1, closed="right"),
+            None,
+        ],
     }
 
     def __init__(
@@ -133,7 +137,8 @@ class BaseRanker(BaseEstimator):
         raise NotImplementedError
 
     def _uses_exponential_gain(self):
-        return False
+        # score() and early stopping use NDCG with gain 2**label - 1.
+        return True
 
     # ------------------------------------------------------------------
     # Public API
@@ -160,6 +165,9 @@ class BaseRanker(BaseEstimator):
         self._validate_params()
         if not (self.warm_start and hasattr(self, "coefs_")):
             self._reset()
+        # Like MLPRegressor: each fit starts a new optimizer, so changed
+        # hyperparameters apply; only partial_fit carries its state on.
+        self.__dict__.pop("_optimizer", None)
         return self._fit(X, y, groups, incremental=False)
 
     def _check_stochastic_solver(self):
@@ -207,7 +215,7 @@ class BaseRanker(BaseEstimator):
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return _network.predict_scores(X, self.coefs_, self.intercepts_, self.activation)
 
-    def score(self, X, y, groups=None):
+    def score(self, X, y, groups=None, sample_weight=None):
         """Mean NDCG@10 over queries of the ranking given by ``predict(X)``.
 
         Parameters
@@ -218,6 +226,9 @@ class BaseRanker(BaseEstimator):
         groups : array-like of shape (n_samples,), default=None
             Query id of each row. ``None`` scores all rows as one query (and
             warns).
+        sample_weight : None
+            Not supported; accepted so that ``Pipeline.score`` can pass its
+            default ``None`` through metadata routing.
 
         Returns
         -------
@@ -225,6 +236,8 @@ class BaseRanker(BaseEstimator):
             Mean NDCG@10 by query (gain 2**label - 1 unless the ranker's
             ``gain`` says otherwise; tied scores averaged).
         """
+        if sample_weight is not None:
+            raise ValueError("score does not support sample_weight: NDCG is averaged over queries.")
         _warn_if_no_groups(groups, len(y), "score")
         gain = getattr(self, "gain", "exponential")
         return ndcg_score(y, self.predict(X), groups=groups, k=SCORE_K, gain=gain)
@@ -256,23 +269,42 @@ class BaseRanker(BaseEstimator):
         )
         if X.shape[0] < 1:
             raise ValueError("X has no rows; there is nothing to rank.")
+        if y.dtype.kind not in "biuf":
+            raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got dtype {y.dtype}.")
+        y = y.astype(np.float64, copy=False)
         check_relevance_labels(y, exponential_gain=self._uses_exponential_gain(), input_name="y")
         _warn_if_no_groups(groups, len(y), "fit")
         return _TrainingSet(X, y, groups, self._make_objective)
 
     def _fit(self, X, y, groups, incremental):
         first_call = not hasattr(self, "coefs_")
-        data = self._validate_training_data(X, y, groups, first_call)
-        if first_call:
-            self.coefs_, self.intercepts_ = _network.init_params(
-                data.X.shape[1], tuple(self.hidden_layer_sizes), self.activation, self._random_state
-            )
-        with kernel_threads(self.n_jobs):
-            if self.solver == "lbfgs" and not incremental:
-                self._fit_lbfgs(data)
-            else:
-                self._fit_stochastic(data, incremental)
+        try:
+            data = self._validate_training_data(X, y, groups, first_call)
+            if first_call:
+                self.coefs_, self.intercepts_ = _network.init_params(
+                    data.X.shape[1], self._hidden_layer_sizes(), self.activation, self._random_state
+                )
+            with kernel_threads(self.n_jobs):
+                if self.solver == "lbfgs" and not incremental:
+                    self._fit_lbfgs(data)
+                else:
+                    self._fit_stochastic(data, incremental)
+        except BaseException:
+            if first_call:  # no half-trained model may pass check_is_fitted
+                for name in ("coefs_", "intercepts_", "_optimizer", "n_features_in_", "feature_names_in_"):
+                    self.__dict__.pop(name, None)
+            raise
         return self
+
+    def _hidden_layer_sizes(self):
+        sizes = self.hidden_layer_sizes
+        sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
+        if not all(isinstance(h, Integral) and h > 0 for h in sizes):
+            raise ValueError(
+                "hidden_layer_sizes must hold positive integers (one per hidden "
+                f"layer, empty for a linear model); got {self.hidden_layer_sizes!r}."
+            )
+        return tuple(int(h) for h in sizes)
 
     def _split_validation(self, data):
         n_queries = data.queries.n_queries
@@ -298,6 +330,9 @@ class BaseRanker(BaseEstimator):
     def _fit_stochastic(self, data, incremental):
         early_stopping = self.early_stopping and not incremental
         train, val = self._split_validation(data) if early_stopping else (data, None)
+        if early_stopping:
+            self.validation_scores_ = self.validation_scores_ or []
+            best_score = -np.inf
         if not hasattr(self, "_optimizer"):
             params = self.coefs_ + self.intercepts_
             if self.solver == "sgd":
@@ -319,13 +354,14 @@ class BaseRanker(BaseEstimator):
             self.loss_curve_.append(cost / n_queries + self._penalty())
             self._check_finite()
             if incremental:
+                self._report(started, early_stopping=False)
                 break
             if early_stopping:
                 score = self._validation_score(val)
                 self.validation_scores_.append(score)
-                improved = score > (self.best_validation_score_ or -np.inf) + self.tol
-                if self.best_validation_score_ is None or score > self.best_validation_score_:
-                    self.best_validation_score_ = score
+                improved = score > best_score + self.tol
+                if score > best_score:
+                    best_score = self.best_validation_score_ = score
                     best_params = [p.copy() for p in self.coefs_ + self.intercepts_]
             else:
                 improved = self.loss_curve_[-1] < self.best_loss_ - self.tol
@@ -359,7 +395,7 @@ class BaseRanker(BaseEstimator):
         return cost.sum()
 
     def _fit_lbfgs(self, data):
-        sizes = _network.layer_sizes(data.X.shape[1], tuple(self.hidden_layer_sizes))
+        sizes = _network.layer_sizes(data.X.shape[1], self._hidden_layer_sizes())
         all_queries = np.arange(data.queries.n_queries)
         rows = np.arange(len(data.y))
 
@@ -375,8 +411,14 @@ class BaseRanker(BaseEstimator):
             value = cost.sum() / n + _network.l2_penalty(coefs, self.alpha)
             return value, _network.pack(coef_grads, intercept_grads)
 
+        self.loss_curve_ = []
+        started = [time.perf_counter()]
+
         def record(intermediate_result):  # scipy passes the result by this name
             self.loss_curve_.append(float(intermediate_result.fun))
+            self.n_iter_ = len(self.loss_curve_)
+            self._report(started[0], early_stopping=False)
+            started[0] = time.perf_counter()
 
         result = minimize(
             cost_and_gradient,
@@ -384,7 +426,7 @@ class BaseRanker(BaseEstimator):
             jac=True,
             method="L-BFGS-B",
             callback=record,
-            options={"maxiter": self.max_iter, "gtol": self.tol, "iprint": -1},
+            options={"maxiter": self.max_iter, "gtol": self.tol},
         )
         coefs, intercepts = _network.unpack(result.x.copy(), sizes)
         self.coefs_, self.intercepts_ = list(coefs), list(intercepts)
