@@ -114,7 +114,10 @@ def group_rows(groups, n_samples, *, input_name="groups"):
             offsets=np.array([0, n_samples], dtype=np.int64),
             query_ids=np.zeros(1, dtype=np.int64),
         )
+    given = groups
     groups = np.asarray(groups)
+    if groups.dtype.kind in "US" and not isinstance(given, np.ndarray):
+        _check_one_id_type(given, input_name)
     if groups.ndim == 2 and groups.shape[1] == 1:
         groups = groups.ravel()
     if groups.ndim != 1:
@@ -139,6 +142,18 @@ def group_rows(groups, n_samples, *, input_name="groups"):
             f"{input_name} mixes query ids that cannot be compared with each "
             f"other ({exc}); use ids of one type, e.g. all ints or all strings."
         ) from exc
+
+
+def _check_one_id_type(given, input_name):
+    """np.asarray turns [1, "1"] into two equal strings: refuse to merge
+    ids of different types."""
+    types = {type(value) for value in given}
+    if len(types) > 1 and not all(issubclass(t, (str, np.str_)) for t in types):
+        names = ", ".join(sorted(t.__name__ for t in types))
+        raise ValueError(
+            f"{input_name} mixes query ids of different types ({names}); "
+            "use ids of one type, e.g. all ints or all strings."
+        )
 
 
 def _check_no_missing(groups, input_name):

@@ -24,7 +24,11 @@ from ._jit import jit
 def label_gains(labels, exponential):
     """Gain of each label: ``2**label - 1`` if ``exponential`` else ``label``."""
     labels = np.asarray(labels, dtype=np.float64)
-    return np.exp2(labels) - 1.0 if exponential else labels.copy()
+    if not exponential:
+        return labels.copy()
+    # exp2 is exact on integer labels (LightGBM's gain table); expm1 keeps
+    # the precision of fractional labels below 1.
+    return np.where(labels < 1.0, np.expm1(labels * np.log(2.0)), np.exp2(labels) - 1.0)
 
 
 def discount_table(n):
@@ -141,7 +145,9 @@ def ndcg_per_query(gains, scores, offsets, discounts, k, ignore_ties):
         lo, hi = offsets[q], offsets[q + 1]
         best = ideal_dcg(gains[lo:hi], discounts, k)
         if best > 0.0:
-            values[q] = dcg(gains[lo:hi], scores[lo:hi], discounts, k, ignore_ties) / best
+            # The tie-averaged DCG and the ideal DCG are summed in different
+            # orders; rounding may put their ratio one ulp above 1.
+            values[q] = min(dcg(gains[lo:hi], scores[lo:hi], discounts, k, ignore_ties) / best, 1.0)
         else:
             empty[q] = True
     return values, empty

@@ -1,5 +1,7 @@
 """Checks on relevance labels shared by the metrics and the estimators."""
 
+import numpy as np
+
 MAX_EXPONENTIAL_LABEL = 30
 
 
@@ -15,6 +17,11 @@ def check_relevance_labels(y, *, exponential_gain, input_name="y_true"):
             "labels must be >= 0."
         )
     highest = y.max()
+    if highest > np.finfo(np.float64).max / len(y):
+        raise ValueError(
+            f"{input_name} holds labels up to {highest:g}: too large to sum "
+            "without overflow. Rescale the labels."
+        )
     if exponential_gain and highest > MAX_EXPONENTIAL_LABEL:
         raise ValueError(
             f"{input_name} holds labels up to {highest:g}, but exponential gain "

@@ -106,7 +106,7 @@ def ndcg_per_query(
         query_groups.arrange(y_score),
         query_groups.offsets,
         _kernels.discount_table(longest),
-        longest if k is None else k,
+        _cap(k, longest),
         ignore_ties,
     )
     return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
@@ -150,7 +150,7 @@ def ap_per_query(
         query_groups.arrange(y_true) > 0,
         query_groups.arrange(y_score),
         query_groups.offsets,
-        longest if k is None else k,
+        _cap(k, longest),
         ignore_ties,
     )
     return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
@@ -341,6 +341,12 @@ def _check_targets(y_true, y_score, groups):
     assert_all_finite(y_true, input_name="y_true")
     assert_all_finite(y_score, input_name="y_score")
     return y_true, y_score, group_rows(groups, len(y_true))
+
+
+def _cap(k, longest):
+    """k for the kernels: None or anything past the longest query is the
+    whole list (and must fit in an int64)."""
+    return longest if k is None else min(int(k), longest)
 
 
 def _fill_empty(query_ids, values, empty, empty_query_score):
