@@ -91,26 +91,28 @@ class BaseRanker(BaseEstimator):
         ],
     }
 
+    # Concrete rankers declare every parameter with its default (scikit-learn
+    # reads them from their own __init__); this one only stores them.
     def __init__(
         self,
-        hidden_layer_sizes=(),
+        hidden_layer_sizes,
         *,
-        activation="relu",
-        solver="adam",
-        alpha=1e-4,
-        batch_size="auto",
-        learning_rate_init=1e-3,
-        max_iter=200,
-        tol=1e-4,
-        n_iter_no_change=10,
-        early_stopping=False,
-        validation_fraction=0.1,
-        momentum=0.9,
-        random_state=None,
-        warm_start=False,
-        verbose=False,
-        sigma=1.0,
-        n_jobs=None,
+        activation,
+        solver,
+        alpha,
+        batch_size,
+        learning_rate_init,
+        max_iter,
+        tol,
+        n_iter_no_change,
+        early_stopping,
+        validation_fraction,
+        momentum,
+        random_state,
+        warm_start,
+        verbose,
+        sigma,
+        n_jobs,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation

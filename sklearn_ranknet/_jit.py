@@ -57,8 +57,15 @@ def jit(*, parallel=False):
     return decorate
 
 
+# Waking the worker threads of a parallel region costs tens of microseconds
+# on an idle machine and far more on a busy one, so a call with less work than
+# this (inner-loop steps: pairs, or rows times a sort's depth) runs on one
+# thread. Results never depend on the thread count.
+SERIAL_BELOW_WORK = 200_000
+
+
 @contextlib.contextmanager
-def kernel_threads(n_jobs):
+def kernel_threads(n_jobs, work=None):
     """Run the enclosed kernels on ``n_jobs`` threads, then restore the count.
 
     Parameters
@@ -68,6 +75,9 @@ def kernel_threads(n_jobs):
         ``NUMBA_NUM_THREADS``). A positive value asks for that many threads
         and ``-1`` for all of them; values beyond what Numba was started with
         are capped. ``-2`` means all but one, and so on, as in joblib.
+    work : int, default=None
+        Rough number of inner-loop steps of the enclosed call; below
+        ``SERIAL_BELOW_WORK`` it runs on one thread.
 
     Yields
     ------
@@ -75,6 +85,8 @@ def kernel_threads(n_jobs):
         The number of threads in use inside the block.
     """
     previous = numba.get_num_threads()
+    if work is not None and work < SERIAL_BELOW_WORK:
+        n_jobs = 1
     if n_jobs is None:
         yield previous
         return

@@ -10,6 +10,13 @@ is computed here once: ideal DCG@k, AP normalizers, gains. Then
 import numpy as np
 
 from . import _kernels
+from ._jit import kernel_threads
+
+
+def _pair_work(offsets, k):
+    """Pairs the kernel visits (at most), for choosing threads."""
+    sizes = np.diff(offsets)
+    return int(np.sum(sizes * (sizes if k is None else np.minimum(sizes, k))) // 2)
 
 
 def label_sorted_order(labels, offsets):
@@ -58,9 +65,10 @@ class RankNetObjective:
         grad : ndarray of shape (len(rows),)
         cost : ndarray of shape (len(queries),)
         """
-        return _kernels.ranknet_gradient(
-            scores, self.labels[rows], offsets, self.sigma, with_cost
-        )
+        with kernel_threads(None, work=_pair_work(offsets, None)):
+            return _kernels.ranknet_gradient(
+                scores, self.labels[rows], offsets, self.sigma, with_cost
+            )
 
 
 class LambdaRankObjective:
@@ -100,14 +108,15 @@ class LambdaRankObjective:
     def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
         """dC/ds of a minibatch and the cost of each of its queries; see
         :meth:`RankNetObjective.gradient`."""
-        return _kernels.lambdarank_gradient(
-            scores,
-            self.utility[rows],
-            self.norms[queries],
-            offsets,
-            self.discounts,
-            self.k,
-            self.use_ap,
-            self.sigma,
-            with_cost,
-        )
+        with kernel_threads(None, work=_pair_work(offsets, self.k)):
+            return _kernels.lambdarank_gradient(
+                scores,
+                self.utility[rows],
+                self.norms[queries],
+                offsets,
+                self.discounts,
+                self.k,
+                self.use_ap,
+                self.sigma,
+                with_cost,
+            )

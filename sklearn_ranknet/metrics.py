@@ -35,6 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 
 from . import _kernels
 from ._groups import group_rows
+from ._jit import kernel_threads
 from ._validation import check_relevance_labels
 
 __all__ = [
@@ -101,14 +102,15 @@ def ndcg_per_query(
     check_relevance_labels(y_true, exponential_gain=gain == "exponential")
     gains = _kernels.label_gains(query_groups.arrange(y_true), gain == "exponential")
     longest = int(query_groups.sizes.max())
-    values, empty = _kernels.ndcg_per_query(
-        gains,
-        query_groups.arrange(y_score),
-        query_groups.offsets,
-        _kernels.discount_table(longest),
-        _cap(k, longest),
-        ignore_ties,
-    )
+    with kernel_threads(None, work=_sort_work(query_groups)):
+        values, empty = _kernels.ndcg_per_query(
+            gains,
+            query_groups.arrange(y_score),
+            query_groups.offsets,
+            _kernels.discount_table(longest),
+            _cap(k, longest),
+            ignore_ties,
+        )
     return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
 
 
@@ -146,13 +148,14 @@ def ap_per_query(
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
     check_relevance_labels(y_true, exponential_gain=False)
     longest = int(query_groups.sizes.max())
-    values, empty = _kernels.ap_per_query(
-        query_groups.arrange(y_true) > 0,
-        query_groups.arrange(y_score),
-        query_groups.offsets,
-        _cap(k, longest),
-        ignore_ties,
-    )
+    with kernel_threads(None, work=_sort_work(query_groups)):
+        values, empty = _kernels.ap_per_query(
+            query_groups.arrange(y_true) > 0,
+            query_groups.arrange(y_score),
+            query_groups.offsets,
+            _cap(k, longest),
+            ignore_ties,
+        )
     return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
 
 
@@ -341,6 +344,12 @@ def _check_targets(y_true, y_score, groups):
     assert_all_finite(y_true, input_name="y_true")
     assert_all_finite(y_score, input_name="y_score")
     return y_true, y_score, group_rows(groups, len(y_true))
+
+
+def _sort_work(query_groups):
+    """Inner-loop steps of a per-query sort, for choosing threads."""
+    sizes = query_groups.sizes
+    return int(np.sum(sizes * np.log2(sizes + 1)))
 
 
 def _cap(k, longest):

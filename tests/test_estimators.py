@@ -98,7 +98,7 @@ WORKED_Q = np.zeros(4, dtype=int)
 @pytest.mark.parametrize(
     "params",
     [
-        # L-BFGS solves it with the defaults (alpha=1e-4, max_iter=200).
+        # L-BFGS solves it with the defaults (alpha=1e-4, max_iter=100).
         dict(solver="lbfgs"),
         # Adam and SGD need a bigger step and more epochs than the defaults:
         # with learning_rate_init=1e-3 and 200 epochs (one step per epoch for
@@ -111,7 +111,10 @@ WORKED_Q = np.zeros(4, dtype=int)
 )
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_ranknet_worked_example(params, seed):
-    ranker = RankNetRanker(random_state=seed, **params).fit(WORKED_X, WORKED_Y, groups=WORKED_Q)
+    # The worked example is about a linear RankNet.
+    ranker = RankNetRanker(hidden_layer_sizes=(), random_state=seed, **params).fit(
+        WORKED_X, WORKED_Y, groups=WORKED_Q
+    )
     scores = ranker.predict(WORKED_X)
     assert np.all(np.diff(scores) < 0), scores  # doc1 > doc2 > doc3 > doc4
     w = ranker.coefs_[0][:, 0]
@@ -535,7 +538,10 @@ def test_degenerate_queries_contribute_zero_gradient(cls):
     X, y, qid = _small(12, seed=3)
     Xd, yd, qd = _degenerate_queries(np.random.RandomState(2), n_features=X.shape[1])
     n_real, n_all = len(np.unique(qid)), len(np.unique(qid)) + len(np.unique(qd))
-    kwargs = dict(solver="sgd", momentum=0.0, alpha=0.0, max_iter=5, random_state=0, **FAST)
+    kwargs = dict(
+        solver="sgd", momentum=0.0, alpha=0.0, max_iter=5, hidden_layer_sizes=(), sigma=1.0,
+        random_state=0, **FAST,
+    )
     real = cls(learning_rate_init=0.01, **kwargs).fit(X, y, groups=qid)
     mixed = cls(learning_rate_init=0.01 * n_all / n_real, **kwargs).fit(
         np.r_[X, Xd], np.r_[y, yd], groups=np.r_[qid, qd + 1000]
@@ -601,7 +607,9 @@ def test_partial_fit_is_not_offered_with_lbfgs():
 )
 def test_warm_start_continues_from_the_previous_weights(cls, solver):
     X, y, qid = _small(20)
-    kwargs = dict(solver=solver, max_iter=1, learning_rate_init=0.01, random_state=0, **FAST)
+    kwargs = dict(
+        solver=solver, hidden_layer_sizes=(), max_iter=1, learning_rate_init=0.01, random_state=0, **FAST
+    )
     warm = cls(warm_start=True, **kwargs).fit(X, y, groups=qid)
     after_one = [p.copy() for p in warm.coefs_ + warm.intercepts_]
     warm.fit(X, y, groups=qid)
