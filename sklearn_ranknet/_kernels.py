@@ -43,6 +43,39 @@ def rank_order(scores):
 
 
 @jit()
+def top_k_order(scores, k):
+    """The first k positions of :func:`rank_order`, then the other rows in
+    input order: O(n + k log k) instead of a full sort.
+
+    Rows tied with the k-th score enter the top k in input order, exactly as
+    the stable full sort would place them.
+    """
+    n = len(scores)
+    if k >= n:
+        return rank_order(scores)
+    kth = -np.partition(-scores, k - 1)[k - 1]
+    n_above = 0
+    for i in range(n):
+        n_above += scores[i] > kth
+    tied_slots = k - n_above
+    top = np.empty(k, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    n_top = 0
+    n_rest = k
+    for i in range(n):
+        if scores[i] > kth or (scores[i] == kth and tied_slots > 0):
+            if scores[i] == kth:
+                tied_slots -= 1
+            top[n_top] = i
+            n_top += 1
+        else:
+            order[n_rest] = i
+            n_rest += 1
+    order[:k] = top[rank_order(scores[top])]
+    return order
+
+
+@jit()
 def ideal_dcg(gains, discounts, k):
     """DCG@k of the best possible ordering of one query's ``gains``."""
     ordered = np.sort(gains)
@@ -188,12 +221,55 @@ def ap_per_query(relevant, scores, offsets, k, ignore_ties):
 SAFE_SPREAD = 600.0  # exp(-600) ~ 1e-261: far from underflow
 
 
+# Queries are handed to threads in chunks; each chunk allocates its scratch
+# buffers once, which matters for short queries (an allocation costs about as
+# much as all the pairs of a 10-document query).
+MAX_CHUNKS = 256
+# Below this length an insertion sort beats argsort's allocations.
+INSERTION_SORT_BELOW = 24
+
+
 @jit()
-def _scaled_exp(sorted_scores, sigma):
-    """exp(sigma * (s - max s)), and whether the factorized form is safe."""
-    high = sorted_scores.max()
-    exact = sigma * (high - sorted_scores.min()) > SAFE_SPREAD
-    return np.exp(sigma * (sorted_scores - high)), exact
+def _query_chunks(offsets):
+    """Boundaries of up to MAX_CHUNKS runs of consecutive queries, and the
+    longest query of each run."""
+    n_queries = len(offsets) - 1
+    n_chunks = max(min(n_queries, MAX_CHUNKS), 1)
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    longest = np.zeros(n_chunks, dtype=np.int64)
+    for c in range(n_chunks + 1):
+        bounds[c] = c * n_queries // n_chunks
+    for c in range(n_chunks):
+        for q in range(bounds[c], bounds[c + 1]):
+            longest[c] = max(longest[c], offsets[q + 1] - offsets[q])
+    return bounds, longest
+
+
+@jit()
+def _scaled_exp(scores, sigma, e):
+    """e = exp(sigma * (s - max s)); returns whether the factorized pair form
+    is unsafe (the scores span more than SAFE_SPREAD / sigma)."""
+    high = scores.max()
+    exact = sigma * (high - scores.min()) > SAFE_SPREAD
+    for i in range(len(scores)):
+        e[i] = np.exp(sigma * (scores[i] - high))
+    return exact
+
+
+@jit()
+def _rank_into(scores, k, order):
+    """Fill ``order`` with :func:`top_k_order` (the stable descending sort,
+    at least its first k positions)."""
+    n = len(scores)
+    if n >= INSERTION_SORT_BELOW:
+        order[:] = top_k_order(scores, k)
+        return
+    for i in range(n):  # stable: a row never passes an equal score
+        j = i
+        while j > 0 and scores[order[j - 1]] < scores[i]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
 
 
 @jit()
@@ -231,16 +307,17 @@ def _ranknet_push(e_i, e, grad, start):
 
 
 @jit()
-def _ranknet_query(scores, labels, sigma, with_cost, grad):
+def _ranknet_query(scores, labels, sigma, with_cost, grad, e):
     """RankNet gradient of one query; returns its cost.
 
     ``labels`` must be sorted in descending order, so that the documents
     below ``i`` with a smaller label form one contiguous tail. The cost is
-    the mean cross-entropy over the query's label-differing pairs.
+    the mean cross-entropy over the query's label-differing pairs. ``e`` is
+    scratch space of the query's length.
     """
     n = len(scores)
     grad[:] = 0.0
-    e, exact = _scaled_exp(scores, sigma)
+    exact = _scaled_exp(scores, sigma, e)
     cost = 0.0
     n_pairs = 0
     tail = 0
@@ -286,17 +363,21 @@ def ranknet_gradient(scores, labels, offsets, sigma, with_cost):
     grad : ndarray of shape (n_samples,)
     cost : ndarray of shape (n_queries,)
     """
-    n_queries = len(offsets) - 1
     grad = np.empty(len(scores))
-    cost = np.zeros(n_queries)
-    for q in prange(n_queries):
-        lo, hi = offsets[q], offsets[q + 1]
-        cost[q] = _ranknet_query(scores[lo:hi], labels[lo:hi], sigma, with_cost, grad[lo:hi])
+    cost = np.zeros(len(offsets) - 1)
+    bounds, longest = _query_chunks(offsets)
+    for chunk in prange(len(longest)):
+        e = np.empty(longest[chunk])
+        for q in range(bounds[chunk], bounds[chunk + 1]):
+            lo, hi = offsets[q], offsets[q + 1]
+            cost[q] = _ranknet_query(
+                scores[lo:hi], labels[lo:hi], sigma, with_cost, grad[lo:hi], e[: hi - lo]
+            )
     return grad, cost
 
 
 @jit()
-def _weight_terms(utility, discounts, k, use_ap):
+def _weight_terms(utility, discounts, k, use_ap, c, h0, h1):
     """Per-rank terms that make every pair weight |du| * |c[a] + h[b]|.
 
     NDCG: |delta NDCG@k| * IDCG = |u_a - u_b| * (d_a - d_b), so c = d and
@@ -311,28 +392,27 @@ def _weight_terms(utility, discounts, k, use_ap):
     ``recip`` (sum of 1 / rank of those, within the top k), that is
     |(c + 1)/(a + 1) - recip[a + 1] + recip[b] - (c + m + 1)/(b + 1)| times
     1 / min(k, R); and c + m + 1 = count[b] + 1 - u_a. So h depends on u_a:
-    ``h[0]`` for an irrelevant a, ``h[1]`` for a relevant one.
+    ``h0`` for an irrelevant a, ``h1`` for a relevant one. Beyond rank k
+    both are constant, so the order there does not matter.
+
+    Writes into ``c``, ``h0`` and ``h1`` (scratch of the query's length).
     """
     n = len(utility)
-    c = np.empty(n)
-    h = np.empty((2, n))
     if not use_ap:
         for r in range(n):
             c[r] = discounts[r]
-            h[0, r] = -discounts[r]
-            h[1, r] = -discounts[r]
-        return c, h
+            h0[r] = -discounts[r]
+        return
     count = 0.0
     recip = 0.0
     for r in range(n):
         in_top = 1.0 if r < k else 0.0
         # here count and recip cover ranks < r
         c[r] = in_top * (count + 1.0) / (r + 1) - (recip + in_top * utility[r] / (r + 1))
-        h[1, r] = recip - in_top * count / (r + 1)
-        h[0, r] = recip - in_top * (count + 1.0) / (r + 1)
+        h1[r] = recip - in_top * count / (r + 1)
+        h0[r] = recip - in_top * (count + 1.0) / (r + 1)
         count += utility[r]
         recip += in_top * utility[r] / (r + 1)
-    return c, h
 
 
 @jit()
@@ -353,7 +433,7 @@ def _lambdarank_push(a, e, u, c_a, h, g):
 
 
 @jit()
-def _lambdarank_query(scores, utility, norm, discounts, k, use_ap, sigma, with_cost, grad):
+def _lambdarank_query(scores, utility, norm, discounts, k, use_ap, sigma, with_cost, grad, order, work):
     """LambdaRank gradient of one query; returns its weighted cost.
 
     ``utility`` is the gain of each document (NDCG) or 1.0 / 0.0 for
@@ -361,21 +441,29 @@ def _lambdarank_query(scores, utility, norm, discounts, k, use_ap, sigma, with_c
     for a query where every swap is worth nothing. ``discounts`` is zero from
     rank k on, so its differences are those of NDCG@k. Only pairs with at
     least one document in the current top k are visited: O(n * k) work and
-    O(n) memory.
+    O(n) memory. Ranks from k on carry no weight difference (zero discount;
+    constant AP terms), so only the top k needs sorting.
+
+    ``order`` (int) and the rows of ``work`` (float, 7 rows) are scratch space
+    of at least the query's length.
     """
     n = len(scores)
     grad[:] = 0.0
     if n < 2 or norm == 0.0:
         return 0.0
-    order = rank_order(scores)
-    s = scores[order]
-    u = utility[order]
-    e, exact = _scaled_exp(s, sigma)
-    c, h = _weight_terms(u, discounts, k, use_ap)
-    g = np.zeros(n)
+    order = order[:n]
+    s, u, e, g = work[0, :n], work[1, :n], work[2, :n], work[3, :n]
+    c, h0, h1 = work[4, :n], work[5, :n], work[6, :n]
+    _rank_into(scores, k, order)
+    for r in range(n):
+        s[r] = scores[order[r]]
+        u[r] = utility[order[r]]
+        g[r] = 0.0
+    exact = _scaled_exp(s, sigma, e)
+    _weight_terms(u, discounts, k, use_ap, c, h0, h1)
     cost = 0.0
     for a in range(min(k, n)):
-        h_a = h[int(u[a] > 0.0)] if use_ap else h[0]
+        h_a = h1 if use_ap and u[a] > 0.0 else h0
         if exact or with_cost:
             push = 0.0
             for b in range(a + 1, n):
@@ -422,15 +510,18 @@ def lambdarank_gradient(scores, utility, norms, offsets, discounts, k, use_ap, s
     grad : ndarray of shape (n_samples,)
     cost : ndarray of shape (n_queries,)
     """
-    n_queries = len(offsets) - 1
     grad = np.empty(len(scores))
-    cost = np.zeros(n_queries)
-    for q in prange(n_queries):
-        lo, hi = offsets[q], offsets[q + 1]
-        cost[q] = _lambdarank_query(
-            scores[lo:hi], utility[lo:hi], norms[q], discounts, k, use_ap, sigma,
-            with_cost, grad[lo:hi],
-        )
+    cost = np.zeros(len(offsets) - 1)
+    bounds, longest = _query_chunks(offsets)
+    for chunk in prange(len(longest)):
+        order = np.empty(longest[chunk], dtype=np.int64)
+        work = np.empty((7, longest[chunk]))
+        for q in range(bounds[chunk], bounds[chunk + 1]):
+            lo, hi = offsets[q], offsets[q + 1]
+            cost[q] = _lambdarank_query(
+                scores[lo:hi], utility[lo:hi], norms[q], discounts, k, use_ap, sigma,
+                with_cost, grad[lo:hi], order, work,
+            )
     return grad, cost
 
 

@@ -179,3 +179,16 @@ def test_pair_probabilities_compose(s_i, s_j, s_k, sigma):
     p_ij, p_jk, p_ik = p(s_i, s_j), p(s_j, s_k), p(s_i, s_k)
     expected = p_ij * p_jk / (1 + 2 * p_ij * p_jk - p_ij - p_jk)
     assert p_ik == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=30), st.integers(1, 35))
+def test_top_k_order_is_the_head_of_the_stable_sort(values, k):
+    from sklearn_ranknet._kernels import rank_order, top_k_order
+
+    scores = np.array(values, dtype=float)  # few distinct values: ties at the k-th
+    full = rank_order(scores)
+    partial = top_k_order(scores, k)
+    head = min(k, len(scores))
+    np.testing.assert_array_equal(partial[:head], full[:head])
+    np.testing.assert_array_equal(np.sort(partial), np.arange(len(scores)))
