@@ -1,10 +1,11 @@
-"""Numba kernels: per-query ranking metrics and, later, pair lambdas.
+"""Numba kernels: per-query ranking metrics and pair lambdas.
 
 Inputs are arranged query by query (see ``_groups.py``): query ``q`` owns
-rows ``offsets[q]:offsets[q + 1]``. Drivers loop ``prange`` over queries and
-each iteration writes only its own query's outputs, so results do not depend
-on the number of threads. No function here imports scikit-learn or validates
-input: callers pass clean float64 arrays.
+rows ``offsets[q]:offsets[q + 1]``. Drivers hand threads chunks of
+consecutive queries; each chunk allocates its scratch buffers once and each
+query writes only its own outputs, so results do not depend on the number of
+threads. No function here imports scikit-learn or validates input: callers
+pass clean float64 arrays.
 
 Conventions shared by every metric (one DCG for the whole package):
 
@@ -17,18 +18,38 @@ Conventions shared by every metric (one DCG for the whole package):
 import numpy as np
 from numba import prange
 
-
 from ._jit import jit
 
+# Queries go to threads in chunks of consecutive queries, each with its own
+# scratch buffers: for short queries an allocation costs as much as the work.
+MAX_CHUNKS = 256
+# Top-k selection by insertion beats a full sort up to about this k.
+SELECT_UP_TO = 64
+# Merge sort starts from insertion-sorted runs of this length.
+RUN = 16
 
-def label_gains(labels, exponential):
-    """Gain of each label: ``2**label - 1`` if ``exponential`` else ``label``."""
-    labels = np.asarray(labels, dtype=np.float64)
+
+# --------------------------------------------------------------------------
+# Gains, discounts, ranking
+
+
+@jit()
+def gain(label, exponential):
+    """``2**label - 1`` if ``exponential`` else ``label``."""
     if not exponential:
-        return labels.copy()
+        return label
     # exp2 is exact on integer labels (LightGBM's gain table); expm1 keeps
     # the precision of fractional labels below 1.
-    return np.where(labels < 1.0, np.expm1(labels * np.log(2.0)), np.exp2(labels) - 1.0)
+    return np.expm1(label * np.log(2.0)) if label < 1.0 else np.exp2(label) - 1.0
+
+
+@jit()
+def label_gains(labels, exponential):
+    """:func:`gain` of every label, shape (n,)."""
+    out = np.empty(len(labels))
+    for i in range(len(labels)):
+        out[i] = gain(labels[i], exponential)
+    return out
 
 
 def discount_table(n):
@@ -37,66 +58,148 @@ def discount_table(n):
 
 
 @jit()
-def rank_order(scores):
-    """Row positions sorted by descending score; ties keep input order."""
-    return np.argsort(-scores, kind="mergesort")
+def _insert_desc(values, order, i, lo, j):
+    """Place row i at position j of order[lo:], shifting strictly smaller
+    values right: equal values keep their input order (stability)."""
+    v = values[i]
+    while j > lo and values[order[j - 1]] < v:
+        order[j] = order[j - 1]
+        j -= 1
+    order[j] = i
 
 
 @jit()
-def top_k_order(scores, k):
-    """The first k positions of :func:`rank_order`, then the other rows in
-    input order: O(n + k log k) instead of a full sort.
+def _select_top_k(values, k, order):
+    """order[:k] = the k rows a stable descending sort puts first, in that
+    order. One scan; a row enters only if strictly above the current k-th."""
+    filled = 0
+    for i in range(len(values)):
+        if filled < k:
+            _insert_desc(values, order, i, 0, filled)
+            filled += 1
+        elif values[i] > values[order[k - 1]]:
+            _insert_desc(values, order, i, 0, k - 1)
 
-    Rows tied with the k-th score enter the top k in input order, exactly as
-    the stable full sort would place them.
+
+@jit()
+def _argsort_desc(values, order, spare):
+    """order = stable descending argsort of values: insertion-sorted runs,
+    then bottom-up merges between order and spare (no allocation)."""
+    n = len(values)
+    for lo in range(0, n, RUN):
+        for i in range(lo, min(lo + RUN, n)):
+            _insert_desc(values, order, i, lo, i)
+    src, dst = order, spare
+    in_spare = False
+    width = RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j, t = lo, mid, lo
+            while i < mid and j < hi:
+                if values[src[j]] > values[src[i]]:  # strict: stable
+                    dst[t] = src[j]
+                    j += 1
+                else:
+                    dst[t] = src[i]
+                    i += 1
+                t += 1
+            while i < mid:
+                dst[t] = src[i]
+                i += 1
+                t += 1
+            while j < hi:
+                dst[t] = src[j]
+                j += 1
+                t += 1
+        src, dst = dst, src
+        in_spare = not in_spare
+        width *= 2
+    if in_spare:
+        order[:n] = spare[:n]
+
+
+@jit()
+def rank_into(values, k, order, spare):
+    """Fill ``order`` so that ``order[:min(k, n)]`` is the head of the stable
+    descending sort of ``values`` (ties in input order).
+
+    ``order`` and ``spare`` are int scratch of length n. Small k uses
+    selection, O(n + k log(n / k) k) with no sort; otherwise the whole order
+    is sorted. Returns True when only the head was ranked (selection).
     """
+    n = len(values)
+    if k < n and k <= SELECT_UP_TO:
+        _select_top_k(values, k, order)
+        return True
+    _argsort_desc(values, order, spare)
+    return False
+
+
+@jit()
+def rank_order(scores):
+    """Row positions sorted by descending score; ties keep input order."""
     n = len(scores)
-    if k >= n:
-        return rank_order(scores)
-    kth = -np.partition(-scores, k - 1)[k - 1]
-    n_above = 0
-    for i in range(n):
-        n_above += scores[i] > kth
-    tied_slots = k - n_above
-    top = np.empty(k, dtype=np.int64)
     order = np.empty(n, dtype=np.int64)
-    n_top = 0
-    n_rest = k
-    for i in range(n):
-        if scores[i] > kth or (scores[i] == kth and tied_slots > 0):
-            if scores[i] == kth:
-                tied_slots -= 1
-            top[n_top] = i
-            n_top += 1
-        else:
-            order[n_rest] = i
-            n_rest += 1
-    order[:k] = top[rank_order(scores[top])]
+    _argsort_desc(scores, order, np.empty(n, dtype=np.int64))
     return order
 
 
 @jit()
-def ideal_dcg(gains, discounts, k):
-    """DCG@k of the best possible ordering of one query's ``gains``."""
-    ordered = np.sort(gains)
-    n = len(gains)
+def _tied_block(scores, order, start, top, n):
+    """The block of rows tied with ``scores[order[start]]`` in the ranked
+    head ``order[:top]``: returns its end in the head and whether the block
+    may continue past the head (then only a scan of all rows finds it)."""
+    tied = scores[order[start]]
+    end = start + 1
+    while end < top and scores[order[end]] == tied:
+        end += 1
+    return end, end == top and top < n
+
+
+@jit()
+def _query_chunks(offsets):
+    """Boundaries of up to MAX_CHUNKS runs of consecutive queries, and the
+    longest query of each run."""
+    n_queries = len(offsets) - 1
+    n_chunks = max(min(n_queries, MAX_CHUNKS), 1)
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    longest = np.zeros(n_chunks, dtype=np.int64)
+    for c in range(n_chunks + 1):
+        bounds[c] = c * n_queries // n_chunks
+    for c in range(n_chunks):
+        for q in range(bounds[c], bounds[c + 1]):
+            longest[c] = max(longest[c], offsets[q + 1] - offsets[q])
+    return bounds, longest
+
+
+# --------------------------------------------------------------------------
+# Metrics of one query
+
+
+@jit()
+def ideal_dcg(gains, discounts, k, order, spare):
+    """DCG@k of the best ordering of one query's ``gains``."""
+    top = min(k, len(gains))
+    rank_into(gains, top, order, spare)
     total = 0.0
-    for r in range(min(k, n)):
-        total += ordered[n - 1 - r] * discounts[r]
+    for r in range(top):
+        total += gains[order[r]] * discounts[r]
     return total
 
 
 @jit()
-def dcg(gains, scores, discounts, k, ignore_ties):
+def dcg(gains, scores, discounts, k, ignore_ties, order, spare):
     """DCG@k of one query ranked by ``scores``.
 
     With ``ignore_ties=False`` each block of tied scores contributes its mean
     gain times the sum of the discounts of the ranks it occupies: the
-    expectation over every ordering of the block.
+    expectation over every ordering of the block. Only the top k is ranked;
+    a block tied at the k-th score is completed by one scan of the query.
     """
     n = len(gains)
     top = min(k, n)
-    order = rank_order(scores)
+    rank_into(scores, top, order, spare)
     total = 0.0
     if ignore_ties:
         for r in range(top):
@@ -104,26 +207,32 @@ def dcg(gains, scores, discounts, k, ignore_ties):
         return total
     start = 0
     while start < top:
-        tied = scores[order[start]]
-        gain_sum = gains[order[start]]
-        end = start + 1
-        while end < n and scores[order[end]] == tied:
-            gain_sum += gains[order[end]]
-            end += 1
+        end, open_ended = _tied_block(scores, order, start, top, n)
+        gain_sum = 0.0
+        count = 0
+        if open_ended:
+            tied = scores[order[start]]
+            for i in range(n):
+                if scores[i] == tied:
+                    gain_sum += gains[i]
+                    count += 1
+        else:
+            for r in range(start, end):
+                gain_sum += gains[order[r]]
+            count = end - start
         discount_sum = 0.0
-        for r in range(start, min(end, top)):
+        for r in range(start, end):
             discount_sum += discounts[r]
-        total += gain_sum / (end - start) * discount_sum
+        total += gain_sum / count * discount_sum
         start = end
     return total
 
 
 @jit()
-def average_precision(relevant, scores, k, ignore_ties):
-    """AP@k of one query: the sum of precision at each relevant rank <= k,
-    divided by ``min(k, number of relevant documents)``.
-
-    ``relevant`` is a boolean array and must hold at least one True.
+def average_precision(labels, scores, k, ignore_ties, order, spare):
+    """AP@k of one query (relevant: label > 0): the sum of precision at each
+    relevant rank <= k, divided by ``min(k, number of relevant documents)``;
+    -1.0 when no document is relevant.
 
     With ``ignore_ties=False`` this is the expectation over every ordering of
     tied scores. Inside a tied block of ``m`` documents holding ``c``
@@ -133,25 +242,35 @@ def average_precision(relevant, scores, k, ignore_ties):
     it in the block. So the expected precision term at that rank is
     ``(c / m) * (before + 1 + j * (c - 1) / (m - 1)) / rank``.
     """
-    n = len(relevant)
-    top = min(k, n)
+    n = len(labels)
     n_relevant = 0
     for i in range(n):
-        n_relevant += relevant[i]
-    order = rank_order(scores)
+        n_relevant += labels[i] > 0.0
+    if n_relevant == 0:
+        return -1.0
+    top = min(k, n)
+    rank_into(scores, top, order, spare)
     total = 0.0
     before = 0
     start = 0
     while start < top:
-        end = start + 1
-        if not ignore_ties:
-            while end < n and scores[order[end]] == scores[order[start]]:
-                end += 1
-        m = end - start
+        if ignore_ties:
+            end, open_ended = start + 1, False
+        else:
+            end, open_ended = _tied_block(scores, order, start, top, n)
+        m = 0
         c = 0
+        if open_ended:
+            tied = scores[order[start]]
+            for i in range(n):
+                if scores[i] == tied:
+                    m += 1
+                    c += labels[i] > 0.0
+        else:
+            m = end - start
+            for r in range(start, end):
+                c += labels[order[r]] > 0.0
         for r in range(start, end):
-            c += relevant[order[r]]
-        for r in range(start, min(end, top)):
             j = r - start
             ahead = j * (c - 1) / (m - 1) if m > 1 else 0.0
             total += (c / m) * (before + 1 + ahead) / (r + 1)
@@ -160,8 +279,12 @@ def average_precision(relevant, scores, k, ignore_ties):
     return total / min(k, n_relevant)
 
 
+# --------------------------------------------------------------------------
+# Metrics of every query
+
+
 @jit(parallel=True)
-def ndcg_per_query(gains, scores, offsets, discounts, k, ignore_ties):
+def ndcg_per_query(labels, scores, offsets, exponential, discounts, k, ignore_ties):
     """NDCG@k of every query.
 
     Returns
@@ -174,31 +297,45 @@ def ndcg_per_query(gains, scores, offsets, discounts, k, ignore_ties):
     n_queries = len(offsets) - 1
     values = np.zeros(n_queries)
     empty = np.zeros(n_queries, dtype=np.bool_)
-    for q in prange(n_queries):
-        lo, hi = offsets[q], offsets[q + 1]
-        best = ideal_dcg(gains[lo:hi], discounts, k)
-        if best > 0.0:
-            # The tie-averaged DCG and the ideal DCG are summed in different
-            # orders; rounding may put their ratio one ulp above 1.
-            values[q] = min(dcg(gains[lo:hi], scores[lo:hi], discounts, k, ignore_ties) / best, 1.0)
-        else:
-            empty[q] = True
+    bounds, longest = _query_chunks(offsets)
+    for chunk in prange(len(longest)):
+        order = np.empty(longest[chunk], dtype=np.int64)
+        spare = np.empty(longest[chunk], dtype=np.int64)
+        gains = np.empty(longest[chunk])
+        for q in range(bounds[chunk], bounds[chunk + 1]):
+            lo, hi = offsets[q], offsets[q + 1]
+            n = hi - lo
+            for i in range(n):
+                gains[i] = gain(labels[lo + i], exponential)
+            best = ideal_dcg(gains[:n], discounts, k, order[:n], spare[:n])
+            if best > 0.0:
+                found = dcg(gains[:n], scores[lo:hi], discounts, k, ignore_ties, order[:n], spare[:n])
+                # The tie-averaged DCG and the ideal DCG are summed in
+                # different orders; rounding may put the ratio an ulp above 1.
+                values[q] = min(found / best, 1.0)
+            else:
+                empty[q] = True
     return values, empty
 
 
 @jit(parallel=True)
-def ap_per_query(relevant, scores, offsets, k, ignore_ties):
+def ap_per_query(labels, scores, offsets, k, ignore_ties):
     """AP@k of every query; same outputs as :func:`ndcg_per_query`, with
     ``empty`` marking queries that have no relevant document."""
     n_queries = len(offsets) - 1
     values = np.zeros(n_queries)
     empty = np.zeros(n_queries, dtype=np.bool_)
-    for q in prange(n_queries):
-        lo, hi = offsets[q], offsets[q + 1]
-        if np.any(relevant[lo:hi]):
-            values[q] = average_precision(relevant[lo:hi], scores[lo:hi], k, ignore_ties)
-        else:
-            empty[q] = True
+    bounds, longest = _query_chunks(offsets)
+    for chunk in prange(len(longest)):
+        order = np.empty(longest[chunk], dtype=np.int64)
+        spare = np.empty(longest[chunk], dtype=np.int64)
+        for q in range(bounds[chunk], bounds[chunk + 1]):
+            lo, hi = offsets[q], offsets[q + 1]
+            ap = average_precision(labels[lo:hi], scores[lo:hi], k, ignore_ties, order[: hi - lo], spare[: hi - lo])
+            if ap >= 0.0:
+                values[q] = ap
+            else:
+                empty[q] = True
     return values, empty
 
 
@@ -221,30 +358,6 @@ def ap_per_query(relevant, scores, offsets, k, ignore_ties):
 SAFE_SPREAD = 600.0  # exp(-600) ~ 1e-261: far from underflow
 
 
-# Queries are handed to threads in chunks; each chunk allocates its scratch
-# buffers once, which matters for short queries (an allocation costs about as
-# much as all the pairs of a 10-document query).
-MAX_CHUNKS = 256
-# Below this length an insertion sort beats argsort's allocations.
-INSERTION_SORT_BELOW = 24
-
-
-@jit()
-def _query_chunks(offsets):
-    """Boundaries of up to MAX_CHUNKS runs of consecutive queries, and the
-    longest query of each run."""
-    n_queries = len(offsets) - 1
-    n_chunks = max(min(n_queries, MAX_CHUNKS), 1)
-    bounds = np.empty(n_chunks + 1, dtype=np.int64)
-    longest = np.zeros(n_chunks, dtype=np.int64)
-    for c in range(n_chunks + 1):
-        bounds[c] = c * n_queries // n_chunks
-    for c in range(n_chunks):
-        for q in range(bounds[c], bounds[c + 1]):
-            longest[c] = max(longest[c], offsets[q + 1] - offsets[q])
-    return bounds, longest
-
-
 @jit()
 def _scaled_exp(scores, sigma, e):
     """e = exp(sigma * (s - max s)); returns whether the factorized pair form
@@ -254,22 +367,6 @@ def _scaled_exp(scores, sigma, e):
     for i in range(len(scores)):
         e[i] = np.exp(sigma * (scores[i] - high))
     return exact
-
-
-@jit()
-def _rank_into(scores, k, order):
-    """Fill ``order`` with :func:`top_k_order` (the stable descending sort,
-    at least its first k positions)."""
-    n = len(scores)
-    if n >= INSERTION_SORT_BELOW:
-        order[:] = top_k_order(scores, k)
-        return
-    for i in range(n):  # stable: a row never passes an equal score
-        j = i
-        while j > 0 and scores[order[j - 1]] < scores[i]:
-            order[j] = order[j - 1]
-            j -= 1
-        order[j] = i
 
 
 @jit()
@@ -433,7 +530,9 @@ def _lambdarank_push(a, e, u, c_a, h, g):
 
 
 @jit()
-def _lambdarank_query(scores, utility, norm, discounts, k, use_ap, sigma, with_cost, grad, order, work):
+def _lambdarank_query(
+    scores, utility, norm, discounts, k, use_ap, sigma, with_cost, grad, order, spare, work
+):
     """LambdaRank gradient of one query; returns its weighted cost.
 
     ``utility`` is the gain of each document (NDCG) or 1.0 / 0.0 for
@@ -444,17 +543,26 @@ def _lambdarank_query(scores, utility, norm, discounts, k, use_ap, sigma, with_c
     O(n) memory. Ranks from k on carry no weight difference (zero discount;
     constant AP terms), so only the top k needs sorting.
 
-    ``order`` (int) and the rows of ``work`` (float, 7 rows) are scratch space
-    of at least the query's length.
+    ``order``, ``spare`` (int) and the rows of ``work`` (float, 7 rows) are
+    scratch space of at least the query's length.
     """
     n = len(scores)
     grad[:] = 0.0
     if n < 2 or norm == 0.0:
         return 0.0
-    order = order[:n]
+    order, spare = order[:n], spare[:n]
     s, u, e, g = work[0, :n], work[1, :n], work[2, :n], work[3, :n]
     c, h0, h1 = work[4, :n], work[5, :n], work[6, :n]
-    _rank_into(scores, k, order)
+    if rank_into(scores, k, order, spare):
+        # Only the top k was ranked; the rest follow in input order.
+        spare[:] = 0
+        for r in range(k):
+            spare[order[r]] = 1
+        r = k
+        for i in range(n):
+            if spare[i] == 0:
+                order[r] = i
+                r += 1
     for r in range(n):
         s[r] = scores[order[r]]
         u[r] = utility[order[r]]
@@ -515,12 +623,13 @@ def lambdarank_gradient(scores, utility, norms, offsets, discounts, k, use_ap, s
     bounds, longest = _query_chunks(offsets)
     for chunk in prange(len(longest)):
         order = np.empty(longest[chunk], dtype=np.int64)
+        spare = np.empty(longest[chunk], dtype=np.int64)
         work = np.empty((7, longest[chunk]))
         for q in range(bounds[chunk], bounds[chunk + 1]):
             lo, hi = offsets[q], offsets[q + 1]
             cost[q] = _lambdarank_query(
                 scores[lo:hi], utility[lo:hi], norms[q], discounts, k, use_ap, sigma,
-                with_cost, grad[lo:hi], order, work,
+                with_cost, grad[lo:hi], order, spare, work,
             )
     return grad, cost
 
@@ -528,8 +637,12 @@ def lambdarank_gradient(scores, utility, norms, offsets, discounts, k, use_ap, s
 @jit(parallel=True)
 def ideal_dcg_per_query(gains, offsets, discounts, k):
     """Ideal DCG@k of every query: cached once per fit, labels never change."""
-    n_queries = len(offsets) - 1
-    out = np.zeros(n_queries)
-    for q in prange(n_queries):
-        out[q] = ideal_dcg(gains[offsets[q] : offsets[q + 1]], discounts, k)
+    out = np.zeros(len(offsets) - 1)
+    bounds, longest = _query_chunks(offsets)
+    for chunk in prange(len(longest)):
+        order = np.empty(longest[chunk], dtype=np.int64)
+        spare = np.empty(longest[chunk], dtype=np.int64)
+        for q in range(bounds[chunk], bounds[chunk + 1]):
+            lo, hi = offsets[q], offsets[q + 1]
+            out[q] = ideal_dcg(gains[lo:hi], discounts, k, order[: hi - lo], spare[: hi - lo])
     return out

@@ -100,13 +100,13 @@ def ndcg_per_query(
     """
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
     check_relevance_labels(y_true, exponential_gain=gain == "exponential")
-    gains = _kernels.label_gains(query_groups.arrange(y_true), gain == "exponential")
     longest = int(query_groups.sizes.max())
     with kernel_threads(None, work=_sort_work(query_groups)):
         values, empty = _kernels.ndcg_per_query(
-            gains,
+            query_groups.arrange(y_true),
             query_groups.arrange(y_score),
             query_groups.offsets,
+            gain == "exponential",
             _kernels.discount_table(longest),
             _cap(k, longest),
             ignore_ties,
@@ -150,7 +150,7 @@ def ap_per_query(
     longest = int(query_groups.sizes.max())
     with kernel_threads(None, work=_sort_work(query_groups)):
         values, empty = _kernels.ap_per_query(
-            query_groups.arrange(y_true) > 0,
+            query_groups.arrange(y_true),
             query_groups.arrange(y_score),
             query_groups.offsets,
             _cap(k, longest),

@@ -701,3 +701,21 @@ def test_labels_up_to_30_exponential(ignore_ties):
         assert np.all((values >= 0.0) & (values <= 1.0))
         _, _, ref_values = _reference("ndcg-exp", y, s, g, **kw)
         np.testing.assert_allclose(values, ref_values, rtol=TOL, atol=TOL)
+
+
+@pytest.mark.parametrize("k", [1, 5, 10, 64, 65, 200, None])
+def test_long_queries_with_heavy_ties_match_sklearn(k):
+    """Queries of up to 150 documents and 4 distinct scores: ties straddle
+    the k-th rank, which the top-k selection must complete by a scan."""
+    rng = np.random.RandomState(11)
+    sizes = rng.randint(2, 151, size=40)
+    groups = np.repeat(np.arange(40), sizes)
+    y_true = rng.randint(0, 5, size=len(groups)).astype(float)
+    y_score = rng.randint(0, 4, size=len(groups)).astype(float)
+    ids, ours = ndcg_per_query(
+        y_true, y_score, groups=groups, k=k, gain="linear", empty_query_score=0.0
+    )
+    for q, value in zip(ids, ours):
+        rows = groups == q
+        expected = sklearn_ndcg_score([y_true[rows]], [y_score[rows]], k=k)
+        assert value == pytest.approx(expected, abs=1e-12)
