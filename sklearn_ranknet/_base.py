@@ -286,7 +286,10 @@ class BaseRanker(BaseEstimator):
                 self.coefs_, self.intercepts_ = _network.init_params(
                     data.X.shape[1], self._hidden_layer_sizes(), self.activation, self._random_state
                 )
-            with kernel_threads(self.n_jobs):
+            # None is one thread, as in scikit-learn. It also matters here:
+            # OpenMP threads left spinning after a kernel steal the cores the
+            # next BLAS product needs (on 2 cores an epoch took 2x longer).
+            with kernel_threads(1 if self.n_jobs is None else self.n_jobs):
                 if self.solver == "lbfgs" and not incremental:
                     self._fit_lbfgs(data)
                 else:

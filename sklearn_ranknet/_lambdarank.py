@@ -59,8 +59,10 @@ class LambdaRankRanker(BaseRanker):
     sigma : float, default=1.0
         Steepness of the pair sigmoid.
     n_jobs : int, default=None
-        Threads for the lambda kernels; ``None`` keeps Numba's setting (all
-        cores unless ``NUMBA_NUM_THREADS`` says otherwise), -1 means all.
+        Threads for the lambda kernels. ``None`` means 1, as in scikit-learn;
+        -1 means all cores (up to ``NUMBA_NUM_THREADS``). More threads pay off
+        for long queries; with short ones the matrix products dominate and
+        already use BLAS's threads.
     metric : {"ndcg", "map"}, default="ndcg"
         Weight pairs by |delta NDCG@k| or by |delta AP@k| (relevant means
         label > 0).

@@ -57,8 +57,10 @@ class RankNetRanker(BaseRanker):
     sigma : float, default=0.5
         Steepness of the pair sigmoid.
     n_jobs : int, default=None
-        Threads for the lambda kernels; ``None`` keeps Numba's setting (all
-        cores unless ``NUMBA_NUM_THREADS`` says otherwise), -1 means all.
+        Threads for the lambda kernels. ``None`` means 1, as in scikit-learn;
+        -1 means all cores (up to ``NUMBA_NUM_THREADS``). More threads pay off
+        for long queries; with short ones the matrix products dominate and
+        already use BLAS's threads.
 
     Attributes
     ----------
