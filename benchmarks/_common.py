@@ -5,10 +5,30 @@ import importlib.metadata
 import json
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 
-PACKAGES = ("sklearn-ranknet", "numpy", "scikit-learn", "numba", "lightgbm", "xgboost", "ranx", "pytrec-eval-terrier")
+PACKAGES = (
+    "sklearn-ranknet", "numpy", "scipy", "scikit-learn", "numba", "lightgbm", "xgboost",
+    "ranx", "pytrec-eval-terrier", "threadpoolctl", "matplotlib",
+)
+HERE = Path(__file__).resolve().parent
+
+
+def _version(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _git(*args):
+    try:
+        done = subprocess.run(["git", *args], cwd=HERE, capture_output=True, text=True, timeout=10)
+        return done.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
 
 
 def cpu_model():
@@ -22,22 +42,47 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def machine_info():
-    versions = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = None
+def environment(command=None):
+    """Date, command, git commit, machine and library versions of a run."""
+    import numba
+
+    try:
+        layer = numba.threading_layer()
+    except ValueError:
+        layer = "not initialised"
+    dirty = _git("status", "--porcelain", "--", str(HERE.parent / "sklearn_ranknet"))
     return {
-        "date": datetime.date.today().isoformat(),
-        "cpu": cpu_model(),
-        "cores": os.cpu_count(),
-        "load_average_1min": os.getloadavg()[0],
-        "platform": platform.platform(),
-        "python": sys.version.split()[0],
-        "versions": versions,
-        "command": " ".join([Path(sys.executable).name] + sys.argv),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": command or " ".join([Path(sys.executable).name] + sys.argv),
+        "git_commit": _git("rev-parse", "HEAD") or None,
+        "package_tree_modified": bool(dirty) if dirty is not None else None,
+        "machine": {
+            "cpu_model": cpu_model(),
+            "os_cpu_count": os.cpu_count(),
+            "cpus_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "platform": platform.platform(),
+            "python": sys.version.split()[0],
+            "numba_default_threads": numba.config.NUMBA_NUM_THREADS,
+            "numba_threading_layer": layer,
+            "load_1min_at_start": os.getloadavg()[0],
+        },
+        "versions": {name: _version(name) for name in PACKAGES},
+    }
+
+
+def machine_info():
+    """The flat summary that :func:`write_outputs` prints."""
+    env = environment()
+    return {
+        "date": env["date"][:10],
+        "cpu": env["machine"]["cpu_model"],
+        "cores": env["machine"]["os_cpu_count"],
+        "load_average_1min": env["machine"]["load_1min_at_start"],
+        "platform": env["machine"]["platform"],
+        "python": env["machine"]["python"],
+        "versions": env["versions"],
+        "command": env["command"],
+        "git_commit": env["git_commit"],
     }
 
 

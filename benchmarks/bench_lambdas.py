@@ -85,13 +85,10 @@ threads, to explain what 2 threads do on a shared machine.
 """
 
 import argparse
-import datetime
 import gc
-import importlib.metadata
 import json
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -100,6 +97,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _common  # noqa: E402
+else:
+    from . import _common
+
 
 SEED = 20240611
 LENGTHS = (10, 100, 1_000, 10_000)
@@ -1097,51 +1101,7 @@ def thread_environment_note(entries):
 
 
 def environment(command):
-    def version(dist):
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            return None
-
-    import numba
-
-    model = platform.processor() or None
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
-            capture_output=True, text=True, timeout=10,
-        ).stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        commit = None
-    try:
-        layer = numba.threading_layer()
-    except ValueError:
-        layer = "not initialised"
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": command,
-        "git_commit": commit,
-        "machine": {
-            "cpu_model": model,
-            "os_cpu_count": os.cpu_count(),
-            "cpus_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-            else None,
-            "platform": platform.platform(),
-            "python": sys.version.split()[0],
-            "numba_default_threads": numba.config.NUMBA_NUM_THREADS,
-            "numba_threading_layer": layer,
-        },
-        "versions": {name: version(name) for name in
-                     ("sklearn-ranknet", "numpy", "numba", "lightgbm", "matplotlib")},
-    }
+    return _common.environment(command)
 
 
 def method_notes(cfg, blocks):

@@ -74,18 +74,21 @@ targets, environment, the command) and ``quality_curve.png``.
 """
 
 import argparse
-import datetime
-import importlib.metadata
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _common  # noqa: E402
+else:
+    from . import _common
+
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "yahoo-ltr-sample"
@@ -277,51 +280,10 @@ def _run_models(data, n_seeds, quick, say):
 
 
 def environment(command):
-    def version(dist):
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            return None
-
-    model = platform.processor() or None
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    here = Path(__file__).resolve().parent
-
-    def git(*args):
-        try:
-            return subprocess.run(["git", *args], cwd=here, capture_output=True, text=True,
-                                  timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return None
-
-    dirty = git("status", "--porcelain", "--", "../sklearn_ranknet")
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": command,
-        "git_commit": git("rev-parse", "HEAD") or None,
-        "package_tree_modified": bool(dirty) if dirty is not None else None,
-        "machine": {
-            "cpu_model": model,
-            "os_cpu_count": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": sys.version.split()[0],
-            "load_1min_at_start": os.getloadavg()[0],
-        },
-        "threads": "threadpool_limits(1) for BLAS/OpenMP; numba.set_num_threads(1) for the "
-                   "whole run and n_jobs=1 for our rankers; n_jobs=1 for LightGBM and XGBoost",
-        "versions": {
-            name: version(name)
-            for name in ("sklearn-ranknet", "numpy", "scipy", "scikit-learn", "numba",
-                         "lightgbm", "xgboost", "threadpoolctl", "matplotlib")
-        },
-    }
+    env = _common.environment(command)
+    env["threads"] = ("threadpool_limits(1) for BLAS/OpenMP; numba.set_num_threads(1) for the "
+                      "whole run and n_jobs=1 for our rankers; n_jobs=1 for LightGBM and XGBoost")
+    return env
 
 
 # --------------------------------------------------------------------------
