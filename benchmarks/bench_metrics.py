@@ -1172,13 +1172,21 @@ def run(quick=False, out_dir=DEFAULT_OUT, command=None):
         )
     busiest = max(entry["load_1min"] for entry in load_log)
     cpus = os.cpu_count() or 1
+    contended = (
+        min(p["speedup"] for p in probes) < 0.75 * default_threads
+        if probes
+        else busiest > cpus  # the load average counts this benchmark too
+    )
     notes.append(
-        f"Machine load (1-minute load average) during the run: {load_log[0]['load_1min']:.2f} "
-        f"at the start, {busiest:.2f} at most, on {cpus} CPUs"
+        f"Machine load (1-minute load average, which counts this benchmark itself) during the "
+        f"run: {load_log[0]['load_1min']:.2f} at the start, {busiest:.2f} at most, on {cpus} CPUs"
         + (
             ". Other processes were competing for the CPUs, so the multi-threaded timings "
-            "(which need every core) are the least reliable figures here."
-            if busiest > 0.5 * cpus
+            "(which need every core) are the least reliable figures here; CPU s of the "
+            "single-threaded rows is the steadier figure."
+            if contended
+            else "; the parallel probe found the cores free."
+            if probes
             else "."
         )
     )

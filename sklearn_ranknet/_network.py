@@ -65,7 +65,9 @@ def _inplace_tanh_derivative(A, delta):
 
 
 def _inplace_relu_derivative(A, delta):
-    delta[A <= 0.0] = 0.0
+    # A multiply, not delta[A <= 0] = 0: boolean-mask assignment was 15 % of
+    # an epoch in the scale benchmark.
+    delta *= A > 0.0
 
 
 _DERIVATIVES = {
