@@ -94,7 +94,28 @@ def run(quick=False, out_dir="benchmarks/results"):
     )
     result = {"rows": rows, "repeats": repeats, "verdict": verdict, "machine": machine_info()}
     write_outputs(out_dir, "coldstart", result, "Cold start", lines, [note, verdict])
+    _plot(rows, Path(out_dir) / "coldstart.png")
     return result
+
+
+def _plot(rows, path):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no coldstart.png")
+        return
+    labels = [f"{r['model']}\n{r['cache']}" for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    ax.barh(labels, [r["import_s"] for r in rows], label="import")
+    ax.barh(labels, [r["first_fit_s"] for r in rows], left=[r["import_s"] for r in rows], label="first fit")
+    ax.set_xlabel("seconds in a new process")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main():
