@@ -1239,7 +1239,11 @@ def write_markdown(path, result):
 
 
 def write_plot(path, blocks):
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # plots need the bench extra; the tables do not
+        print(f"matplotlib is not installed (pip install '.[bench]'): no {path}")
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -883,9 +883,10 @@ def agreement_table(checks):
                 f"ignore_ties=True: {c['ours_ignore_ties_mean']:.10f} "
                 f"(max diff {c['ours_ignore_ties_max_abs_diff']:.1e})"
             )
+        diff = "-" if c["max_abs_diff"] is None else f"{c['max_abs_diff']:.2e}"  # no peer installed
         lines.append(
             f"| {c['metric']} | {c['ours_mean']:.10f} | {cell('pytrec_eval')} | {cell('ranx')} | "
-            f"{sk} | {c['max_abs_diff']:.2e} | {c['note']} |"
+            f"{sk} | {diff} | {c['note']} |"
         )
     return "\n".join(lines)
 
@@ -975,10 +976,15 @@ def write_markdown(path, result):
 
 
 def write_plot(path, rows):
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:  # plots need the bench extra; the tables do not
+        print(f"matplotlib is not installed (pip install '.[bench]'): no {path}")
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     metrics_ = [f"NDCG@{K}", "MAP"]
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
@@ -1001,6 +1007,7 @@ def write_plot(path, rows):
         ax.set_yticks(range(len(sel)), labels, fontsize=8)
         ax.invert_yaxis()
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("median seconds (log scale)")
         ax.set_title(metric)
         for i, t in enumerate(times):
