@@ -31,6 +31,18 @@ def _git(*args):
         return None
 
 
+def json_default(obj):
+    """``json.dumps(default=...)``: numpy scalars and arrays as numbers and
+    lists, anything else (paths, ...) as its string."""
+    import numpy as np
+
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return str(obj)
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:
@@ -101,5 +113,5 @@ def write_outputs(out_dir, name, result, title, table_lines, notes=()):
     text = "\n".join(header + list(table_lines) + [""] + [f"{n}\n" for n in notes])
     print(text)
     (out / f"{name}.md").write_text(text)
-    (out / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))
+    (out / f"{name}.json").write_text(json.dumps(result, indent=2, default=json_default))
     return text

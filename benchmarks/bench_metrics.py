@@ -1281,12 +1281,7 @@ def run(quick=False, out_dir=DEFAULT_OUT, command=None):
     return result
 
 
-def _json_default(obj):
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+_json_default = _common.json_default
 
 
 def main(argv=None):
