@@ -140,11 +140,11 @@ def ap_per_query(
 
     Examples
     --------
-    >>> from sklearn_ranknet.metrics import ap_per_query
     Query 7 ties an irrelevant and a relevant document at ranks 2-3, so its
     AP averages both orders, (1 + 2/3) / 2 and (1 + 2/2) / 2; query 8 has no
     relevant document and scores ``empty_query_score``:
 
+    >>> from sklearn_ranknet.metrics import ap_per_query
     >>> ids, values = ap_per_query([1, 0, 1, 0, 0], [3, 2, 2, 2, 1], groups=[7, 7, 7, 8, 8])
     >>> ids.tolist(), values.round(4).tolist()
     ([7, 8], [0.9167, 1.0])
