@@ -4,56 +4,21 @@ Subclasses say what their objective is (``_make_objective``) and which
 parameters they add; everything else lives here.
 """
 
-import time
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.optimize import minimize
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _network
-from ._groups import QueryGroups, group_rows
-from ._jit import kernel_threads
-from ._objectives import label_sorted_order
-from ._optim import SGD, Adam
+from . import _network, _training
+from ._jit import effective_n_jobs
+from ._training import SCORE_K, TrainingSet
 from ._validation import check_relevance_labels
 from .metrics import ndcg_score
-
-#: Cut-off of the NDCG used by ``score`` and by early stopping.
-SCORE_K = 10
-
-
-class _TrainingSet:
-    """Training rows arranged query by query, labels descending inside each
-    query, with the objective's caches built for them."""
-
-    def __init__(self, X, y, groups, make_objective):
-        arranged = group_rows(groups, len(y))
-        base = arranged.order if arranged.order is not None else np.arange(len(y))
-        order = base[label_sorted_order(arranged.arrange(y), arranged.offsets)]
-        self.X = X[order]
-        self.y = y[order]
-        self.queries = QueryGroups(order=None, offsets=arranged.offsets, query_ids=arranged.query_ids)
-        self.objective = make_objective(self.y, arranged.offsets)
-
-    def subset(self, queries, make_objective):
-        """A new training set of whole queries (positions), in that order."""
-        rows, offsets = self.queries.rows_of(queries)
-        part = object.__new__(_TrainingSet)
-        part.X, part.y = self.X[rows], self.y[rows]
-        part.queries = QueryGroups(order=None, offsets=offsets, query_ids=self.queries.query_ids[queries])
-        part.objective = make_objective(part.y, offsets)
-        return part
-
-    @property
-    def query_of_row(self):
-        return np.repeat(np.arange(self.queries.n_queries), self.queries.sizes)
 
 
 class BaseRanker(BaseEstimator):
@@ -276,7 +241,7 @@ class BaseRanker(BaseEstimator):
         y = y.astype(np.float64, copy=False)
         check_relevance_labels(y, exponential_gain=self._uses_exponential_gain(), input_name="y")
         _warn_if_no_groups(groups, len(y), "fit")
-        return _TrainingSet(X, y, groups, self._make_objective)
+        return TrainingSet.from_input(X, y, groups, self._make_objective)
 
     def _fit(self, X, y, groups, incremental):
         first_call = not hasattr(self, "coefs_")
@@ -286,14 +251,10 @@ class BaseRanker(BaseEstimator):
                 self.coefs_, self.intercepts_ = _network.init_params(
                     data.X.shape[1], self._hidden_layer_sizes(), self.activation, self._random_state
                 )
-            # None is one thread, as in scikit-learn. It also matters here:
-            # OpenMP threads left spinning after a kernel steal the cores the
-            # next BLAS product needs (on 2 cores an epoch took 2x longer).
-            with kernel_threads(1 if self.n_jobs is None else self.n_jobs):
-                if self.solver == "lbfgs" and not incremental:
-                    self._fit_lbfgs(data)
-                else:
-                    self._fit_stochastic(data, incremental)
+            if self.solver == "lbfgs" and not incremental:
+                _training.fit_lbfgs(self, data)
+            else:
+                _training.fit_stochastic(self, data, incremental)
         except BaseException:
             if first_call:  # no half-trained model may pass check_is_fitted
                 for name in ("coefs_", "intercepts_", "_optimizer", "n_features_in_", "feature_names_in_"):
@@ -311,157 +272,12 @@ class BaseRanker(BaseEstimator):
             )
         return tuple(int(h) for h in sizes)
 
-    def _split_validation(self, data):
-        n_queries = data.queries.n_queries
-        n_val = int(np.ceil(self.validation_fraction * n_queries))
-        if n_queries < 2 or n_val >= n_queries:
-            raise ValueError(
-                f"early_stopping holds out whole queries, but the data has only "
-                f"{n_queries} quer{'y' if n_queries == 1 else 'ies'}; give more "
-                "queries, lower validation_fraction, or set early_stopping=False."
-            )
-        shuffled = self._random_state.permutation(n_queries)
-        train = data.subset(np.sort(shuffled[n_val:]), self._make_objective)
-        val = data.subset(np.sort(shuffled[:n_val]), self._make_objective)
-        return train, val
-
     def _batch_size(self, n_queries):
         size = 32 if self.batch_size == "auto" else self.batch_size
         return min(size, n_queries)
 
-    def _penalty(self):
-        return _network.l2_penalty(self.coefs_, self.alpha)
-
-    def _fit_stochastic(self, data, incremental):
-        early_stopping = self.early_stopping and not incremental
-        train, val = self._split_validation(data) if early_stopping else (data, None)
-        if early_stopping:
-            self.validation_scores_ = self.validation_scores_ or []
-            best_score = -np.inf
-        if not hasattr(self, "_optimizer"):
-            params = self.coefs_ + self.intercepts_
-            if self.solver == "sgd":
-                self._optimizer = SGD(params, self.learning_rate_init, momentum=self.momentum)
-            else:
-                self._optimizer = Adam(params, self.learning_rate_init)
-        n_queries = train.queries.n_queries
-        batch = self._batch_size(n_queries)
-        best_params = None
-        no_improvement = 0
-        for _ in range(1 if incremental else self.max_iter):
-            started = time.perf_counter()
-            order = self._random_state.permutation(n_queries)
-            cost = 0.0
-            for start in range(0, n_queries, batch):
-                queries = order[start : start + batch]
-                cost += self._step(train, queries)
-            self.n_iter_ += 1
-            self.loss_curve_.append(cost / n_queries + self._penalty())
-            self._check_finite()
-            if incremental:
-                self._report(started, early_stopping=False)
-                break
-            if early_stopping:
-                score = self._validation_score(val)
-                self.validation_scores_.append(score)
-                improved = score > best_score + self.tol
-                if score > best_score:
-                    best_score = self.best_validation_score_ = score
-                    best_params = [p.copy() for p in self.coefs_ + self.intercepts_]
-            else:
-                improved = self.loss_curve_[-1] < self.best_loss_ - self.tol
-                self.best_loss_ = min(self.best_loss_, self.loss_curve_[-1])
-            no_improvement = 0 if improved else no_improvement + 1
-            self._report(started, early_stopping)
-            if no_improvement > self.n_iter_no_change:
-                if self.verbose:
-                    print(f"No improvement for {self.n_iter_no_change} epochs: stopping.")
-                break
-        else:
-            warnings.warn(
-                f"Maximum iterations ({self.max_iter}) reached and the optimization "
-                "has not converged yet.",
-                ConvergenceWarning,
-            )
-        if best_params is not None:  # in place: the optimizer holds these arrays
-            for param, best in zip(self.coefs_ + self.intercepts_, best_params):
-                param[...] = best
-
-    def _step(self, train, queries):
-        """One optimizer step on a minibatch of whole queries; returns the
-        summed cost of those queries."""
-        rows, offsets = train.queries.rows_of(queries)
-        scores, cache = _network.forward(train.X[rows], self.coefs_, self.intercepts_, self.activation)
-        grad, cost = train.objective.gradient(scores, rows, queries, offsets, with_cost=True)
-        coef_grads, intercept_grads = _network.backward(cache, grad / len(queries), self.coefs_, self.activation)
-        _network.add_l2(coef_grads, self.coefs_, self.alpha)
-        self._optimizer.update(coef_grads + intercept_grads)
-        self.t_ += len(rows)
-        return cost.sum()
-
-    def _fit_lbfgs(self, data):
-        sizes = _network.layer_sizes(data.X.shape[1], self._hidden_layer_sizes())
-        all_queries = np.arange(data.queries.n_queries)
-        rows = np.arange(len(data.y))
-
-        def cost_and_gradient(vector):
-            coefs, intercepts = _network.unpack(vector, sizes)
-            scores, cache = _network.forward(data.X, coefs, intercepts, self.activation)
-            grad, cost = data.objective.gradient(
-                scores, rows, all_queries, data.queries.offsets, with_cost=True
-            )
-            n = len(all_queries)
-            coef_grads, intercept_grads = _network.backward(cache, grad / n, coefs, self.activation)
-            _network.add_l2(coef_grads, coefs, self.alpha)
-            value = cost.sum() / n + _network.l2_penalty(coefs, self.alpha)
-            return value, _network.pack(coef_grads, intercept_grads)
-
-        self.loss_curve_ = []
-        started = [time.perf_counter()]
-
-        def record(intermediate_result):  # scipy passes the result by this name
-            self.loss_curve_.append(float(intermediate_result.fun))
-            self.n_iter_ = len(self.loss_curve_)
-            self._report(started[0], early_stopping=False)
-            started[0] = time.perf_counter()
-
-        result = minimize(
-            cost_and_gradient,
-            _network.pack(self.coefs_, self.intercepts_),
-            jac=True,
-            method="L-BFGS-B",
-            callback=record,
-            options={"maxiter": self.max_iter, "gtol": self.tol},
-        )
-        coefs, intercepts = _network.unpack(result.x.copy(), sizes)
-        self.coefs_, self.intercepts_ = list(coefs), list(intercepts)
-        self.n_iter_ = int(result.nit)
-        self.loss_ = float(result.fun)
-        self._check_finite()
-        if result.status == 1:
-            warnings.warn(
-                f"L-BFGS reached max_iter={self.max_iter} before converging.", ConvergenceWarning
-            )
-
-    def _validation_score(self, val):
-        scores = _network.predict_scores(val.X, self.coefs_, self.intercepts_, self.activation)
-        gain = getattr(self, "gain", "exponential")
-        return ndcg_score(val.y, scores, groups=val.query_of_row, k=SCORE_K, gain=gain)
-
-    def _check_finite(self):
-        if not all(np.isfinite(p).all() for p in self.coefs_ + self.intercepts_):
-            raise ValueError(
-                "Training produced non-finite weights. Scale the features (e.g. "
-                "make_pipeline(StandardScaler(), ranker)) or lower learning_rate_init."
-            )
-
-    def _report(self, started, early_stopping):
-        if not self.verbose:
-            return
-        line = f"Epoch {self.n_iter_:4d}  loss {self.loss_curve_[-1]:.6f}"
-        if early_stopping:
-            line += f"  val NDCG@{SCORE_K} {self.validation_scores_[-1]:.4f}"
-        print(f"{line}  {time.perf_counter() - started:.3f}s")
+    def _n_threads(self):
+        return effective_n_jobs(self.n_jobs)
 
 
 def _warn_if_no_groups(groups, n_samples, method):

@@ -1,14 +1,38 @@
-"""The one place where Numba's compilation flags and thread policy live.
+"""The one place where Numba's compilation flags and the thread policy live.
 
-Every kernel in the package is compiled through :func:`jit`, so the fastmath
-set, the on-disk cache and the threading rules are decided here and nowhere
-else.
+Every kernel in the package is compiled through :func:`jit`, and every kernel
+that works query by query is run through :func:`over_queries`, so the
+fastmath set, the on-disk cache and the threading rules are decided here and
+nowhere else.
+
+Threads
+-------
+Kernels are compiled serial and ``nogil``; :func:`over_queries` splits the
+queries into chunks and hands the chunks to a Python thread pool. We chose
+this over Numba's ``parallel=True`` layers after measuring them
+(``docs/benchmarks.md``, "threads"):
+
+- it is fork-safe: GNU OpenMP kills a forked child that runs a parallel
+  region after its parent did (multiprocessing, Celery, gunicorn);
+- idle pool threads sleep on a queue instead of spinning, so the BLAS
+  products between two kernel calls keep their cores;
+- serial kernels compile several times faster than ``parallel=True`` ones,
+  which a new user's first process pays;
+- several Python threads may call in at once: nothing global is changed
+  (``numba.set_num_threads`` is per thread and never touched).
+
+Each chunk allocates its own scratch space and every query writes only its
+own outputs, so results are bit-identical for any number of threads.
 """
 
-import contextlib
+import os
+import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
+import numpy as np
+from joblib import cpu_count
 
 # Fast-math without ``nnan`` and ``ninf``: those two let LLVM delete the
 # NaN/inf checks that keep the kernels honest about bad scores.
@@ -20,81 +44,169 @@ FASTMATH = frozenset({"reassoc", "contract", "arcp", "nsz", "afn"})
 ERROR_MODEL = "numpy"
 
 
-def jit(*, parallel=False):
-    """Compile a function with the package's Numba policy.
+def jit(func):
+    """Compile ``func`` with the package's Numba policy.
+
+    Serial, ``nogil`` (so that :func:`over_queries` can run it on several
+    threads), the package's fastmath set, and cached on disk so that a new
+    process does not compile again. When no cache directory is writable the
+    function is compiled without a cache instead of failing at import.
 
     Parameters
     ----------
-    parallel : bool, default=False
-        Compile with ``parallel=True`` so that ``numba.prange`` loops run on
-        several threads.
+    func : callable
+        A Python function Numba can compile.
 
     Returns
     -------
-    decorator : callable
-        Turns a Python function into a Numba dispatcher. The compiled code is
-        cached on disk so that a new process does not compile again; when no
-        cache directory is writable the function is compiled without a cache
-        instead of failing at import.
+    dispatcher : numba dispatcher
     """
-
-    def decorate(func):
-        options = dict(
-            nogil=True, fastmath=set(FASTMATH), error_model=ERROR_MODEL, parallel=parallel
+    options = dict(nogil=True, fastmath=set(FASTMATH), error_model=ERROR_MODEL)
+    try:
+        return numba.njit(cache=True, **options)(func)
+    except RuntimeError as exc:  # numba: "no locator available for file"
+        warnings.warn(
+            f"Numba cannot cache {func.__qualname__} ({exc}); it will be "
+            "compiled in every new process. Set NUMBA_CACHE_DIR to a "
+            "writable directory to avoid this.",
+            RuntimeWarning,
+            stacklevel=2,
         )
-        try:
-            return numba.njit(cache=True, **options)(func)
-        except RuntimeError as exc:  # numba: "no locator available for file"
-            warnings.warn(
-                f"Numba cannot cache {func.__qualname__} ({exc}); it will be "
-                "compiled in every new process. Set NUMBA_CACHE_DIR to a "
-                "writable directory to avoid this.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            return numba.njit(cache=False, **options)(func)
-
-    return decorate
+        return numba.njit(cache=False, **options)(func)
 
 
-# Waking the worker threads of a parallel region costs tens of microseconds
-# on an idle machine and far more on a busy one, so a call with less work than
-# this (inner-loop steps: pairs, or rows times a sort's depth) runs on one
-# thread. Results never depend on the thread count.
+# ---------------------------------------------------------------------------
+# Threads
+
+# Handing a chunk to a pool thread and waiting for it costs ~10-50 us; a call
+# with less work than this (inner-loop steps: pairs, or rows times a sort's
+# depth) runs on the calling thread.
 SERIAL_BELOW_WORK = 200_000
+# Chunks per thread: more than one so that a thread that drew short queries
+# takes another chunk while a long one is still busy.
+CHUNKS_PER_THREAD = 4
+
+_pool = None
+_pool_lock = threading.Lock()
 
 
-@contextlib.contextmanager
-def kernel_threads(n_jobs, work=None):
-    """Run the enclosed kernels on ``n_jobs`` threads, then restore the count.
+def _forget_pool():
+    # A forked child inherits the executor object but none of its threads.
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _executor():
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=cpu_count(), thread_name_prefix="sklearn_ranknet")
+        return _pool
+
+
+def effective_n_jobs(n_jobs):
+    """Threads meant by ``n_jobs``, with scikit-learn's conventions.
 
     Parameters
     ----------
     n_jobs : int or None
-        ``None`` keeps Numba's current setting (by default every core, or
-        ``NUMBA_NUM_THREADS``). A positive value asks for that many threads
-        and ``-1`` for all of them; values beyond what Numba was started with
-        are capped. ``-2`` means all but one, and so on, as in joblib.
-    work : int, default=None
-        Rough number of inner-loop steps of the enclosed call; below
-        ``SERIAL_BELOW_WORK`` it runs on one thread.
+        ``None`` means 1; ``-1`` every core this process may use (as joblib
+        counts them, cgroup limits included); ``-2`` all but one, and so on.
+        Larger counts than the cores are capped.
 
-    Yields
-    ------
-    n_threads : int
-        The number of threads in use inside the block.
+    Returns
+    -------
+    n_threads : int, >= 1
     """
-    previous = numba.get_num_threads()
-    if work is not None and work < SERIAL_BELOW_WORK:
-        n_jobs = 1
     if n_jobs is None:
-        yield previous
+        return 1
+    cores = cpu_count()
+    wanted = n_jobs if n_jobs > 0 else cores + 1 + n_jobs
+    return min(max(int(wanted), 1), cores)
+
+
+def query_chunks(offsets, n_chunks, work_per_query=None):
+    """Split queries into at most ``n_chunks`` runs of consecutive queries of
+    about equal work.
+
+    Parameters
+    ----------
+    offsets : ndarray of shape (n_queries + 1,)
+    n_chunks : int
+    work_per_query : ndarray of shape (n_queries,), default=None
+        Relative cost of each query; ``None`` uses its number of rows.
+
+    Returns
+    -------
+    bounds : list of (first, last) query ranges, non-empty, in order.
+    """
+    n_queries = len(offsets) - 1
+    if n_chunks <= 1 or n_queries <= 1:
+        return [(0, n_queries)]
+    work = np.diff(offsets) if work_per_query is None else work_per_query
+    cumulative = np.cumsum(work, dtype=np.float64)
+    targets = cumulative[-1] * np.arange(1, n_chunks) / n_chunks
+    cuts = np.unique(np.concatenate(([0], np.searchsorted(cumulative, targets, side="right"), [n_queries])))
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
+def over_queries(kernel, args, offsets, n_threads, work, work_per_query=None):
+    """Run ``kernel(*args, first, last)`` over every query, on up to
+    ``n_threads`` threads.
+
+    The kernel handles queries ``first:last`` and writes only their outputs
+    (arrays inside ``args``). Calls with less than ``SERIAL_BELOW_WORK`` work
+    run on the calling thread.
+
+    Parameters
+    ----------
+    kernel : numba dispatcher
+        Compiled ``nogil``, taking ``(*args, first, last)``.
+    args : tuple
+    offsets : ndarray of shape (n_queries + 1,)
+    n_threads : int
+        From :func:`effective_n_jobs`.
+    work : int
+        Rough number of inner-loop steps of the whole call.
+    work_per_query : ndarray of shape (n_queries,), default=None
+        For balancing the chunks; ``None`` balances rows.
+    """
+    n_queries = len(offsets) - 1
+    if n_threads <= 1 or work < SERIAL_BELOW_WORK or n_queries <= 1:
+        kernel(*args, 0, n_queries)
         return
-    available = numba.config.NUMBA_NUM_THREADS
-    wanted = n_jobs if n_jobs > 0 else available + 1 + n_jobs
-    wanted = min(max(wanted, 1), available)
-    numba.set_num_threads(wanted)
+    chunks = iter(query_chunks(offsets, n_threads * CHUNKS_PER_THREAD, work_per_query))
+    lock = threading.Lock()
+
+    def drain():
+        while True:
+            with lock:
+                chunk = next(chunks, None)
+            if chunk is None:
+                return
+            kernel(*args, *chunk)
+
+    # n_threads - 1 pool threads and the calling thread take chunks until
+    # none is left; a pool thread that starts late finds nothing to do.
+    futures = [_executor().submit(drain) for _ in range(n_threads - 1)]
     try:
-        yield wanted
+        drain()
     finally:
-        numba.set_num_threads(previous)
+        for future in futures:
+            future.result()
+
+
+def as_kernel_array(values, dtype=np.float64):
+    """``values`` as the one array type kernels are compiled for.
+
+    C-contiguous and writeable, of ``dtype``: a read-only or strided input
+    (a joblib memmap, a column of a Fortran array) would otherwise make Numba
+    compile a second copy of every kernel it reaches. Copies only when
+    needed.
+    """
+    return np.require(values, dtype=dtype, requirements=("C", "W"))

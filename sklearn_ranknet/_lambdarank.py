@@ -175,5 +175,6 @@ class LambdaRankRanker(BaseRanker):
 
     def _make_objective(self, labels, offsets):
         return LambdaRankObjective(
-            labels, offsets, sigma=self.sigma, metric=self.metric, k=self.k, gain=self.gain
+            labels, offsets, sigma=self.sigma, metric=self.metric, k=self.k, gain=self.gain,
+            n_threads=self._n_threads(),
         )

@@ -9,14 +9,22 @@ is computed here once: ideal DCG@k, AP normalizers, gains. Then
 
 import numpy as np
 
-from . import _kernels
-from ._jit import kernel_threads
+from . import _kernels, _lambdas
+from ._jit import over_queries
 
 
-def _pair_work(offsets, k):
-    """Pairs the kernel visits (at most), for choosing threads."""
+def pair_work(offsets, k=None):
+    """Pairs the lambda kernels visit in each query (at most), shape
+    (n_queries,): for choosing threads, balancing chunks and budgets."""
     sizes = np.diff(offsets)
-    return int(np.sum(sizes * (sizes if k is None else np.minimum(sizes, k))) // 2)
+    return sizes * (sizes if k is None else np.minimum(sizes, k)) // 2
+
+
+def _run(kernel, inputs, outputs, offsets, n_threads, k=None):
+    """One lambda kernel over a minibatch; returns ``outputs``."""
+    work = pair_work(offsets, k)
+    over_queries(kernel, (*inputs, *outputs), offsets, n_threads, int(work.sum()), work)
+    return outputs
 
 
 def label_sorted_order(labels, offsets):
@@ -39,11 +47,14 @@ class RankNetObjective:
     offsets : ndarray of shape (n_queries + 1,)
     sigma : float
         Steepness of the pair sigmoid.
+    n_threads : int, default=1
+        Threads for the kernel (large batches only).
     """
 
-    def __init__(self, labels, offsets, *, sigma):
+    def __init__(self, labels, offsets, *, sigma, n_threads=1):
         self.labels = labels
         self.sigma = float(sigma)
+        self.n_threads = n_threads
 
     def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
         """dC/ds of a minibatch and the cost of each of its queries.
@@ -65,10 +76,9 @@ class RankNetObjective:
         grad : ndarray of shape (len(rows),)
         cost : ndarray of shape (len(queries),)
         """
-        with kernel_threads(None, work=_pair_work(offsets, None)):
-            return _kernels.ranknet_gradient(
-                scores, self.labels[rows], offsets, self.sigma, with_cost
-            )
+        outputs = np.empty(len(scores)), np.zeros(len(offsets) - 1)
+        inputs = (scores, self.labels[rows], offsets, self.sigma, with_cost)
+        return _run(_lambdas.ranknet_chunk, inputs, outputs, offsets, self.n_threads)
 
 
 class LambdaRankObjective:
@@ -85,10 +95,13 @@ class LambdaRankObjective:
         Truncation; ``None`` uses the longest query, i.e. every pair.
     gain : {"exponential", "linear"}
         NDCG gain (ignored for "map").
+    n_threads : int, default=1
+        Threads for the kernel (large batches only).
     """
 
-    def __init__(self, labels, offsets, *, sigma, metric, k, gain):
+    def __init__(self, labels, offsets, *, sigma, metric, k, gain, n_threads=1):
         self.sigma = float(sigma)
+        self.n_threads = n_threads
         self.use_ap = metric == "map"
         longest = max(int(np.diff(offsets).max(initial=1)), 1)
         self.k = longest if k is None else int(k)
@@ -101,22 +114,18 @@ class LambdaRankObjective:
             best = np.minimum(n_relevant, self.k)
         else:
             self.utility = _kernels.label_gains(labels, gain == "exponential")
-            best = _kernels.ideal_dcg_per_query(self.utility, offsets, discounts, self.k)
+            best = np.zeros(len(offsets) - 1)
+            args = (self.utility, offsets, discounts, self.k, best)
+            over_queries(_kernels.ideal_dcg_chunk, args, offsets, n_threads, len(labels) * 8)
         best = np.asarray(best, dtype=np.float64)
         self.norms = np.divide(1.0, best, out=np.zeros_like(best), where=best > 0)
 
     def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
         """dC/ds of a minibatch and the cost of each of its queries; see
         :meth:`RankNetObjective.gradient`."""
-        with kernel_threads(None, work=_pair_work(offsets, self.k)):
-            return _kernels.lambdarank_gradient(
-                scores,
-                self.utility[rows],
-                self.norms[queries],
-                offsets,
-                self.discounts,
-                self.k,
-                self.use_ap,
-                self.sigma,
-                with_cost,
-            )
+        outputs = np.empty(len(scores)), np.zeros(len(offsets) - 1)
+        inputs = (
+            scores, self.utility[rows], self.norms[queries], offsets, self.discounts,
+            self.k, self.use_ap, self.sigma, with_cost,
+        )
+        return _run(_lambdas.lambdarank_chunk, inputs, outputs, offsets, self.n_threads, self.k)

@@ -145,4 +145,4 @@ class RankNetRanker(BaseRanker):
         )
 
     def _make_objective(self, labels, offsets):
-        return RankNetObjective(labels, offsets, sigma=self.sigma)
+        return RankNetObjective(labels, offsets, sigma=self.sigma, n_threads=self._n_threads())

@@ -35,7 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 
 from . import _kernels
 from ._groups import group_rows
-from ._jit import kernel_threads
+from ._jit import as_kernel_array, effective_n_jobs, over_queries
 from ._validation import check_relevance_labels
 
 __all__ = [
@@ -101,16 +101,16 @@ def ndcg_per_query(
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
     check_relevance_labels(y_true, exponential_gain=gain == "exponential")
     longest = int(query_groups.sizes.max())
-    with kernel_threads(None, work=_sort_work(query_groups)):
-        values, empty = _kernels.ndcg_per_query(
-            query_groups.arrange(y_true),
-            query_groups.arrange(y_score),
-            query_groups.offsets,
-            gain == "exponential",
-            _kernels.discount_table(longest),
-            _cap(k, longest),
-            ignore_ties,
-        )
+    values, empty = _per_query(
+        _kernels.ndcg_chunk,
+        query_groups,
+        y_true,
+        y_score,
+        gain == "exponential",
+        _kernels.discount_table(longest),
+        _cap(k, longest),
+        ignore_ties,
+    )
     return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
 
 
@@ -152,14 +152,9 @@ def ap_per_query(
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
     check_relevance_labels(y_true, exponential_gain=False)
     longest = int(query_groups.sizes.max())
-    with kernel_threads(None, work=_sort_work(query_groups)):
-        values, empty = _kernels.ap_per_query(
-            query_groups.arrange(y_true),
-            query_groups.arrange(y_score),
-            query_groups.offsets,
-            _cap(k, longest),
-            ignore_ties,
-        )
+    values, empty = _per_query(
+        _kernels.ap_chunk, query_groups, y_true, y_score, _cap(k, longest), ignore_ties
+    )
     return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
 
 
@@ -350,10 +345,20 @@ def _check_targets(y_true, y_score, groups):
     return y_true, y_score, group_rows(groups, len(y_true))
 
 
-def _sort_work(query_groups):
-    """Inner-loop steps of a per-query sort, for choosing threads."""
+def _per_query(kernel, query_groups, y_true, y_score, *options):
+    """Run a metric kernel over every query, on every core for large inputs.
+
+    Returns the per-query ``values`` and the ``empty`` flags.
+    """
+    n_queries = query_groups.n_queries
+    values, empty = np.empty(n_queries), np.empty(n_queries, dtype=np.bool_)
+    labels = as_kernel_array(query_groups.arrange(y_true))
+    scores = as_kernel_array(query_groups.arrange(y_score))
     sizes = query_groups.sizes
-    return int(np.sum(sizes * np.log2(sizes + 1)))
+    sort_work = sizes * np.log2(sizes + 1)  # inner-loop steps of a sort
+    args = (labels, scores, query_groups.offsets, *options, values, empty)
+    over_queries(kernel, args, query_groups.offsets, effective_n_jobs(-1), int(sort_work.sum()), sort_work)
+    return values, empty
 
 
 def _cap(k, longest):

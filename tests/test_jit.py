@@ -6,6 +6,7 @@ import sys
 import numba
 import numpy as np
 import pytest
+from joblib import cpu_count
 
 from sklearn_ranknet import _jit
 
@@ -20,7 +21,7 @@ def test_compiles_without_a_cache_when_no_cache_directory_is_writable(monkeypatc
 
     monkeypatch.setattr(_jit.numba, "njit", njit_without_locator)
     with pytest.warns(RuntimeWarning, match="NUMBA_CACHE_DIR"):
-        @_jit.jit()
+        @_jit.jit
         def double(x):
             return 2.0 * x
 
@@ -45,25 +46,47 @@ def test_fastmath_keeps_nan_and_inf_checks():
     assert not {"nnan", "ninf", "fast"} & _jit.FASTMATH
 
 
-@pytest.mark.parametrize("n_jobs", [1, -1, None, 10_000, -10_000])
-def test_kernel_threads_sets_then_restores(n_jobs):
-    before = numba.get_num_threads()
-    available = numba.config.NUMBA_NUM_THREADS
-    with _jit.kernel_threads(n_jobs) as used:
-        assert numba.get_num_threads() == used
-        assert 1 <= used <= available
-        if n_jobs == 1:
-            assert used == 1
-        if n_jobs in (-1, 10_000):
-            assert used == available
-        if n_jobs is None:
-            assert used == before
-    assert numba.get_num_threads() == before
+@pytest.mark.parametrize(
+    "n_jobs, expected",
+    [(None, 1), (1, 1), (2, min(2, cpu_count())), (-1, cpu_count()), (10_000, cpu_count()), (-10_000, 1)],
+)
+def test_effective_n_jobs_follows_scikit_learn(n_jobs, expected):
+    assert _jit.effective_n_jobs(n_jobs) == expected
 
 
-def test_kernel_threads_restores_after_an_error():
-    before = numba.get_num_threads()
-    with pytest.raises(ZeroDivisionError):
-        with _jit.kernel_threads(1):
-            1 / 0
-    assert numba.get_num_threads() == before
+@pytest.mark.parametrize("n_chunks", [1, 2, 3, 7, 50])
+def test_query_chunks_cover_every_query_once_in_order(n_chunks):
+    sizes = np.random.RandomState(0).randint(1, 30, size=20)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    chunks = _jit.query_chunks(offsets, n_chunks)
+    assert len(chunks) <= n_chunks
+    covered = [q for first, last in chunks for q in range(first, last)]
+    assert covered == list(range(20))
+    assert all(last > first for first, last in chunks)
+
+
+def test_over_queries_runs_every_chunk_and_raises_a_chunks_error():
+    offsets = np.arange(0, 101, dtype=np.int64)
+    seen = np.zeros(100, dtype=np.int64)
+
+    def kernel(out, first, last):
+        out[first:last] += 1
+
+    _jit.over_queries(kernel, (seen,), offsets, n_threads=2, work=10**9)
+    np.testing.assert_array_equal(seen, 1)
+
+    def failing(out, first, last):
+        if first > 0:
+            raise FloatingPointError("chunk failed")
+
+    with pytest.raises(FloatingPointError, match="chunk failed"):
+        _jit.over_queries(failing, (seen,), offsets, n_threads=2, work=10**9)
+
+
+def test_as_kernel_array_gives_one_array_type():
+    read_only = np.arange(6.0)[::2]
+    read_only.flags.writeable = False
+    out = _jit.as_kernel_array(read_only)
+    assert out.flags.c_contiguous and out.flags.writeable and out.dtype == np.float64
+    fresh = np.arange(3.0)
+    assert _jit.as_kernel_array(fresh) is fresh  # no copy when already right

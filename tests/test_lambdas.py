@@ -1,13 +1,12 @@
 """Lambda kernels against the slow reference, finite differences and the
 RankNet probability identities."""
 
-import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sklearn_ranknet._jit import kernel_threads
+from sklearn_ranknet import _jit
 from sklearn_ranknet._objectives import (
     LambdaRankObjective,
     RankNetObjective,
@@ -119,14 +118,15 @@ def test_huge_score_gaps_stay_finite_and_exact(kind, kwargs, gap):
 
 
 @pytest.mark.parametrize("kind, kwargs", CASES)
-def test_results_do_not_depend_on_the_number_of_threads(kind, kwargs):
+def test_results_do_not_depend_on_the_number_of_threads(kind, kwargs, monkeypatch):
+    monkeypatch.setattr(_jit, "SERIAL_BELOW_WORK", 0)  # threads even for small calls
     rng = np.random.RandomState(5)
     scores, labels, offsets = _random_queries(rng, 300, 40)
     objective = _objective(kind, labels, offsets, **kwargs)
     results = []
-    for n_jobs in (1, numba.config.NUMBA_NUM_THREADS):
-        with kernel_threads(n_jobs):
-            results.append(_whole(objective, scores, offsets))
+    for n_threads in (1, 2, 3):
+        objective.n_threads = n_threads
+        results.append(_whole(objective, scores, offsets))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
 
@@ -186,7 +186,7 @@ def test_pair_probabilities_compose(s_i, s_j, s_k, sigma):
 def test_ranking_heads_equal_the_stable_sort(values, k):
     """Selection (small k) and the merge sort (long lists) rank like a stable
     descending sort, ties in input order."""
-    from sklearn_ranknet._kernels import rank_into, rank_order
+    from sklearn_ranknet._sort import rank_into, rank_order
 
     scores = np.array(values, dtype=float)  # few distinct values: many ties
     expected = np.argsort(-scores, kind="stable")

@@ -1,0 +1,300 @@
+"""Numba kernels of the training objectives: one lambda per document.
+
+For a pair where document ``hi`` should rank above ``lo``, RankNet's cost is
+softplus(-sigma * (s_hi - s_lo)) and its gradient pushes s_hi up and s_lo
+down by sigma * rho with rho = 1 / (1 + exp(sigma * (s_hi - s_lo))).
+LambdaRank multiplies both by a weight |delta Z| (the change of NDCG or AP
+if the two swapped places). Each document then collects one number, the
+derivative of the query's cost by its score, so the model's backward pass
+runs once per document instead of once per pair.
+
+The ``*_chunk`` kernels handle queries ``first:last`` and are run through
+:func:`._jit.over_queries`; layout and thread rules as in ``_kernels.py``.
+"""
+
+import numpy as np
+
+from ._jit import jit
+from ._kernels import longest_query
+from ._sort import rank_into
+
+
+# rho is computed without an exp per pair: with e = exp(sigma * (s - max s)),
+# rho = e_lo / (e_hi + e_lo). That needs every e to stay a normal float, which
+# holds when the query's scores span less than SAFE_SPREAD / sigma; wider
+# queries take the exact per-pair formula instead.
+
+SAFE_SPREAD = 600.0  # exp(-600) ~ 1e-261: far from underflow
+
+
+@jit
+def _scaled_exp(scores, sigma, e):
+    """e = exp(sigma * (s - max s)); returns whether the factorized pair form
+    is unsafe (the scores span more than SAFE_SPREAD / sigma)."""
+    high = scores.max()
+    exact = sigma * (high - scores.min()) > SAFE_SPREAD
+    for i in range(len(scores)):
+        e[i] = np.exp(sigma * (scores[i] - high))
+    return exact
+
+
+@jit
+def _pair_rho(s_hi, s_lo, e_hi, e_lo, sigma, exact):
+    """1 / (1 + exp(sigma * (s_hi - s_lo)))."""
+    if not exact:
+        return e_lo / (e_hi + e_lo)
+    d = sigma * (s_hi - s_lo)
+    if d >= 0.0:
+        t = np.exp(-d)
+        return t / (1.0 + t)
+    return 1.0 / (1.0 + np.exp(d))
+
+
+@jit
+def _pair_cost(s_hi, s_lo, e_hi, e_lo, sigma, exact):
+    """softplus(-sigma * (s_hi - s_lo)) = log(1 + exp(-sigma * (s_hi - s_lo)))."""
+    if not exact:
+        return np.log1p(e_lo / e_hi)
+    d = sigma * (s_hi - s_lo)
+    return max(-d, 0.0) + np.log1p(np.exp(-abs(d)))
+
+
+@jit
+def _ranknet_push(e_i, e, grad, start):
+    """Fast path: rho of document i over every j >= start, added to grad[j];
+    returns their sum. Branch-free so that LLVM vectorizes it."""
+    push = 0.0
+    for signed_j in range(start, len(e)):
+        j = np.uint64(signed_j)  # unsigned: no negative-index wraparound to block SIMD
+        rho = e[j] / (e_i + e[j])
+        push += rho
+        grad[j] += rho
+    return push
+
+
+@jit
+def _ranknet_query(scores, labels, sigma, with_cost, grad, e):
+    """RankNet gradient of one query; returns its cost.
+
+    ``labels`` must be sorted in descending order, so that the documents
+    below ``i`` with a smaller label form one contiguous tail. The cost is
+    the mean cross-entropy over the query's label-differing pairs. ``e`` is
+    scratch space of the query's length.
+    """
+    n = len(scores)
+    grad[:] = 0.0
+    exact = _scaled_exp(scores, sigma, e)
+    cost = 0.0
+    n_pairs = 0
+    tail = 0
+    for i in range(n):
+        while tail < n and labels[tail] >= labels[i]:
+            tail += 1
+        if exact or with_cost:
+            push = 0.0
+            for j in range(tail, n):
+                rho = _pair_rho(scores[i], scores[j], e[i], e[j], sigma, exact)
+                push += rho
+                grad[j] += rho
+                if with_cost:
+                    cost += _pair_cost(scores[i], scores[j], e[i], e[j], sigma, exact)
+        else:
+            push = _ranknet_push(e[i], e, grad, tail)
+        grad[i] -= push
+        n_pairs += n - tail
+    if n_pairs == 0:
+        return 0.0
+    grad *= sigma / n_pairs
+    return cost / n_pairs
+
+
+@jit
+def ranknet_chunk(scores, labels, offsets, sigma, with_cost, grad, cost, first, last):
+    """RankNet's dC/ds of queries ``first:last`` into ``grad`` and their
+    costs into ``cost`` (left untouched unless ``with_cost``).
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_samples,)
+        Current scores, query by query.
+    labels : ndarray of shape (n_samples,)
+        Relevance labels, sorted in descending order inside each query.
+    offsets : ndarray of shape (n_queries + 1,)
+    sigma : float
+    with_cost : bool
+        Also compute the cost (one log per pair; skip it when only the
+        gradient is needed).
+    grad : ndarray of shape (n_samples,)
+        Output.
+    cost : ndarray of shape (n_queries,)
+        Output.
+    first, last : int
+        The queries this call handles.
+    """
+    e = np.empty(longest_query(offsets, first, last))
+    for q in range(first, last):
+        lo, hi = offsets[q], offsets[q + 1]
+        cost[q] = _ranknet_query(
+            scores[lo:hi], labels[lo:hi], sigma, with_cost, grad[lo:hi], e[: hi - lo]
+        )
+
+
+@jit
+def _weight_terms(utility, discounts, k, use_ap, c, h0, h1):
+    """Per-rank terms that make every pair weight |du| * |c[a] + h[b]|.
+
+    NDCG: |delta NDCG@k| * IDCG = |u_a - u_b| * (d_a - d_b), so c = d and
+    h = -d (``discounts`` is already zero from rank k on).
+
+    AP (``utility`` is 1 / 0 for relevant / not): when the documents at
+    ranks a < b swap and one of them is relevant, let c be the relevant
+    documents above a and m those strictly between. The relevant one earns
+    (c + 1) / (a + 1) at rank a and (c + m + 1) / (b + 1) at rank b, and each
+    relevant document between moves by one rank, changing by 1 / its rank.
+    With prefix sums ``count`` (relevant among the first p ranks) and
+    ``recip`` (sum of 1 / rank of those, within the top k), that is
+    |(c + 1)/(a + 1) - recip[a + 1] + recip[b] - (c + m + 1)/(b + 1)| times
+    1 / min(k, R); and c + m + 1 = count[b] + 1 - u_a. So h depends on u_a:
+    ``h0`` for an irrelevant a, ``h1`` for a relevant one. Beyond rank k
+    both are constant, so the order there does not matter.
+
+    Writes into ``c``, ``h0`` and ``h1`` (scratch of the query's length).
+    """
+    n = len(utility)
+    if not use_ap:
+        for r in range(n):
+            c[r] = discounts[r]
+            h0[r] = -discounts[r]
+        return
+    count = 0.0
+    recip = 0.0
+    for r in range(n):
+        in_top = 1.0 if r < k else 0.0
+        # here count and recip cover ranks < r
+        c[r] = in_top * (count + 1.0) / (r + 1) - (recip + in_top * utility[r] / (r + 1))
+        h1[r] = recip - in_top * count / (r + 1)
+        h0[r] = recip - in_top * (count + 1.0) / (r + 1)
+        count += utility[r]
+        recip += in_top * utility[r] / (r + 1)
+
+
+@jit
+def _lambdarank_push(a, e, u, c_a, h, g):
+    """Fast path: lambdas of the document at rank a against every lower
+    rank b, added to g[b]; returns their sum. Branch-free (the select
+    compiles to a blend) so that LLVM vectorizes it."""
+    e_a, u_a = e[a], u[a]
+    push = 0.0
+    for signed_b in range(a + 1, len(e)):
+        b = np.uint64(signed_b)  # unsigned: no negative-index wraparound to block SIMD
+        du = u_a - u[b]
+        weight = abs(du) * abs(c_a + h[b])
+        lam = weight * (e[b] if du > 0.0 else -e_a) / (e_a + e[b])
+        push += lam
+        g[b] += lam
+    return push
+
+
+@jit
+def _lambdarank_query(
+    scores, utility, norm, discounts, k, use_ap, sigma, with_cost, grad, order, spare, work
+):
+    """LambdaRank gradient of one query; returns its weighted cost.
+
+    ``utility`` is the gain of each document (NDCG) or 1.0 / 0.0 for
+    relevant / not (AP); ``norm`` is 1 / ideal DCG@k or 1 / min(k, R), and 0
+    for a query where every swap is worth nothing. ``discounts`` is zero from
+    rank k on, so its differences are those of NDCG@k. Only pairs with at
+    least one document in the current top k are visited: O(n * k) work and
+    O(n) memory. Ranks from k on carry no weight difference (zero discount;
+    constant AP terms), so only the top k needs sorting.
+
+    ``order``, ``spare`` (int) and the rows of ``work`` (float, 7 rows) are
+    scratch space of at least the query's length.
+    """
+    n = len(scores)
+    grad[:] = 0.0
+    if n < 2 or norm == 0.0:
+        return 0.0
+    order, spare = order[:n], spare[:n]
+    s, u, e, g = work[0, :n], work[1, :n], work[2, :n], work[3, :n]
+    c, h0, h1 = work[4, :n], work[5, :n], work[6, :n]
+    if rank_into(scores, k, order, spare):
+        # Only the top k was ranked; the rest follow in input order.
+        spare[:] = 0
+        for r in range(k):
+            spare[order[r]] = 1
+        r = k
+        for i in range(n):
+            if spare[i] == 0:
+                order[r] = i
+                r += 1
+    for r in range(n):
+        s[r] = scores[order[r]]
+        u[r] = utility[order[r]]
+        g[r] = 0.0
+    exact = _scaled_exp(s, sigma, e)
+    _weight_terms(u, discounts, k, use_ap, c, h0, h1)
+    cost = 0.0
+    for a in range(min(k, n)):
+        h_a = h1 if use_ap and u[a] > 0.0 else h0
+        if exact or with_cost:
+            push = 0.0
+            for b in range(a + 1, n):
+                du = u[a] - u[b]
+                weight = abs(du) * abs(c[a] + h_a[b])
+                hi, lo = (a, b) if du > 0.0 else (b, a)
+                lam = weight * _pair_rho(s[hi], s[lo], e[hi], e[lo], sigma, exact)
+                lam = lam if du > 0.0 else -lam
+                push += lam
+                g[b] += lam
+                if with_cost and weight > 0.0:
+                    cost += weight * _pair_cost(s[hi], s[lo], e[hi], e[lo], sigma, exact)
+        else:
+            push = _lambdarank_push(a, e, u, c[a], h_a, g)
+        g[a] -= push
+    scale = sigma * norm
+    for r in range(n):
+        grad[order[r]] = g[r] * scale
+    return cost * norm
+
+
+@jit
+def lambdarank_chunk(
+    scores, utility, norms, offsets, discounts, k, use_ap, sigma, with_cost, grad, cost, first, last
+):
+    """LambdaRank's dC/ds of queries ``first:last`` into ``grad`` and their
+    costs into ``cost``.
+
+    Parameters
+    ----------
+    scores, utility : ndarray of shape (n_samples,)
+        Query by query. ``utility`` holds gains (NDCG) or 1.0 / 0.0 (AP).
+    norms : ndarray of shape (n_queries,)
+        1 / ideal DCG@k (NDCG) or 1 / min(k, R) (AP); 0 for empty queries.
+    offsets : ndarray of shape (n_queries + 1,)
+    discounts : ndarray of shape (>= longest query,)
+        1 / log2(rank + 2) up to rank k, zero beyond.
+    k : int
+        Truncation: pairs need one document in the current top k.
+    use_ap : bool
+        Weight by |delta AP| instead of |delta NDCG|.
+    sigma : float
+    with_cost : bool
+    grad : ndarray of shape (n_samples,)
+        Output.
+    cost : ndarray of shape (n_queries,)
+        Output.
+    first, last : int
+        The queries this call handles.
+    """
+    longest = longest_query(offsets, first, last)
+    order = np.empty(longest, dtype=np.int64)
+    spare = np.empty(longest, dtype=np.int64)
+    work = np.empty((7, longest))
+    for q in range(first, last):
+        lo, hi = offsets[q], offsets[q + 1]
+        cost[q] = _lambdarank_query(
+            scores[lo:hi], utility[lo:hi], norms[q], discounts, k, use_ap, sigma,
+            with_cost, grad[lo:hi], order, spare, work,
+        )

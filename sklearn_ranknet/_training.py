@@ -1,0 +1,286 @@
+"""The training loop: minibatches of whole queries, early stopping, L-BFGS.
+
+The rows of ``X`` are never copied as a whole. A :class:`TrainingSet` keeps
+the caller's ``X`` and an index that arranges its rows query by query (labels
+descending inside each query); every minibatch gathers its own rows through
+that index.
+
+What ``loss_curve_`` holds
+--------------------------
+Computing a pair loss costs one logarithm per pair, ten times the gradient's
+work, so the minibatch steps ask the kernels for gradients only. After each
+epoch the objective is evaluated, with that epoch's final weights, on a fixed
+sample of whole training queries drawn once per fit: every training query
+while they hold at most ``LOSS_SAMPLE_PAIRS`` pairs and ``LOSS_SAMPLE_ROWS``
+rows (then ``loss_curve_`` is the exact training objective), otherwise a
+random subset within those budgets (the precedent is
+``HistGradientBoostingRegressor``, which scores a 10,000-sample subset of
+the training data). Being the same queries every epoch, the values are
+comparable, so tol-based stopping judges real progress rather than the noise
+of changing minibatches.
+"""
+
+import time
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+
+from . import _network
+from ._groups import group_rows
+from ._objectives import label_sorted_order, pair_work
+from ._optim import SGD, Adam
+from .metrics import ndcg_score
+
+#: Cut-off of the NDCG used by ``score`` and by early stopping.
+SCORE_K = 10
+#: Budgets of the fixed query sample on which ``loss_curve_`` is evaluated.
+LOSS_SAMPLE_PAIRS = 1_000_000
+LOSS_SAMPLE_ROWS = 10_000
+
+
+class TrainingSet:
+    """Training queries: the caller's ``X`` and an index arranging its rows.
+
+    Attributes
+    ----------
+    X : {ndarray, sparse CSR matrix} of shape (n_samples, n_features)
+        The caller's array, not a copy.
+    rows : ndarray of shape (n_rows,)
+        ``X[rows]`` lists this set's rows query by query, labels descending
+        inside each query. "Positions" below index into ``rows``.
+    y : ndarray of shape (n_rows,)
+        Labels in that order.
+    offsets : ndarray of shape (n_queries + 1,)
+    objective : objective built for these queries
+    """
+
+    def __init__(self, X, rows, y, offsets, make_objective):
+        self.X, self.rows, self.y, self.offsets = X, rows, y, offsets
+        self.objective = make_objective(y, offsets)
+
+    @classmethod
+    def from_input(cls, X, y, groups, make_objective):
+        arranged = group_rows(groups, len(y))
+        base = arranged.order if arranged.order is not None else np.arange(len(y))
+        rows = base[label_sorted_order(arranged.arrange(y), arranged.offsets)]
+        return cls(X, rows, y[rows], arranged.offsets, make_objective)
+
+    @property
+    def n_queries(self):
+        return len(self.offsets) - 1
+
+    def positions_of(self, queries):
+        """Positions of the given queries' rows, query by query, and their
+        segment offsets."""
+        starts = self.offsets[queries]
+        sizes = self.offsets[queries + 1] - starts
+        offsets = np.zeros(len(queries) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        positions = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
+        return positions, offsets
+
+    def subset(self, queries, make_objective):
+        """A training set of the given queries (positions, kept in order)."""
+        positions, offsets = self.positions_of(np.asarray(queries, dtype=np.int64))
+        return TrainingSet(self.X, self.rows[positions], self.y[positions], offsets, make_objective)
+
+    def features(self, positions=None):
+        """The rows of ``X`` at ``positions`` (all rows by default), gathered."""
+        return self.X[self.rows if positions is None else self.rows[positions]]
+
+    def query_of_row(self):
+        return np.repeat(np.arange(self.n_queries), np.diff(self.offsets))
+
+
+def _loss_sample(data, random_state, make_objective):
+    """Whole queries within the loss budgets: all of them when they fit."""
+    pairs = pair_work(data.offsets, getattr(data.objective, "k", None))
+    sizes = np.diff(data.offsets)
+    if pairs.sum() <= LOSS_SAMPLE_PAIRS and sizes.sum() <= LOSS_SAMPLE_ROWS:
+        return data
+    shuffled = random_state.permutation(data.n_queries)
+    fits = (np.cumsum(pairs[shuffled]) <= LOSS_SAMPLE_PAIRS) & (
+        np.cumsum(sizes[shuffled]) <= LOSS_SAMPLE_ROWS
+    )
+    n_taken = max(int(np.argmin(fits)) if not fits.all() else len(fits), 1)
+    return data.subset(np.sort(shuffled[:n_taken]), make_objective)
+
+
+def objective_value(ranker, data):
+    """Mean per-query cost of ``data`` under the current weights, plus L2."""
+    scores = _network.predict_scores(data.features(), ranker.coefs_, ranker.intercepts_, ranker.activation)
+    positions = np.arange(len(data.rows))
+    queries = np.arange(data.n_queries)
+    _, cost = data.objective.gradient(scores, positions, queries, data.offsets, with_cost=True)
+    return float(cost.sum()) / max(data.n_queries, 1) + _network.l2_penalty(ranker.coefs_, ranker.alpha)
+
+
+def validation_score(ranker, data):
+    """NDCG@10 of a held-out training set under the current weights."""
+    scores = _network.predict_scores(data.features(), ranker.coefs_, ranker.intercepts_, ranker.activation)
+    gain = getattr(ranker, "gain", "exponential")
+    return ndcg_score(data.y, scores, groups=data.query_of_row(), k=SCORE_K, gain=gain)
+
+
+def split_validation(ranker, data):
+    n_queries = data.n_queries
+    n_val = int(np.ceil(ranker.validation_fraction * n_queries))
+    if n_queries < 2 or n_val >= n_queries:
+        raise ValueError(
+            f"early_stopping holds out whole queries, but the data has only "
+            f"{n_queries} quer{'y' if n_queries == 1 else 'ies'}; give more "
+            "queries, lower validation_fraction, or set early_stopping=False."
+        )
+    shuffled = ranker._random_state.permutation(n_queries)
+    train = data.subset(np.sort(shuffled[n_val:]), ranker._make_objective)
+    val = data.subset(np.sort(shuffled[:n_val]), ranker._make_objective)
+    return train, val
+
+
+def _epoch_batches(data, order, batch_size):
+    """Minibatches of whole queries in the given query order: (positions,
+    queries, offsets) for each, built with one gather per epoch."""
+    positions, offsets = data.positions_of(order)
+    for start in range(0, len(order), batch_size):
+        stop = min(start + batch_size, len(order))
+        lo, hi = offsets[start], offsets[stop]
+        yield positions[lo:hi], order[start:stop], offsets[start : stop + 1] - lo
+
+
+def fit_stochastic(ranker, data, incremental):
+    """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
+    or until the loss (or the validation NDCG) stops improving."""
+    early_stopping = ranker.early_stopping and not incremental
+    train, val = split_validation(ranker, data) if early_stopping else (data, None)
+    if early_stopping:
+        ranker.validation_scores_ = ranker.validation_scores_ or []
+        best_score = -np.inf
+    loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)
+    if not hasattr(ranker, "_optimizer"):
+        params = ranker.coefs_ + ranker.intercepts_
+        if ranker.solver == "sgd":
+            ranker._optimizer = SGD(params, ranker.learning_rate_init, momentum=ranker.momentum)
+        else:
+            ranker._optimizer = Adam(params, ranker.learning_rate_init)
+    batch_size = ranker._batch_size(train.n_queries)
+    best_params = None
+    no_improvement = 0
+    for _ in range(1 if incremental else ranker.max_iter):
+        started = time.perf_counter()
+        order = ranker._random_state.permutation(train.n_queries)
+        for positions, queries, offsets in _epoch_batches(train, order, batch_size):
+            _step(ranker, train, positions, queries, offsets)
+        ranker.n_iter_ += 1
+        _check_finite(ranker)
+        ranker.loss_curve_.append(objective_value(ranker, loss_sample))
+        if early_stopping:
+            score = validation_score(ranker, val)
+            ranker.validation_scores_.append(score)
+            improved = score > best_score + ranker.tol
+            if score > best_score:
+                best_score = ranker.best_validation_score_ = score
+                best_params = [p.copy() for p in ranker.coefs_ + ranker.intercepts_]
+        else:
+            improved = ranker.loss_curve_[-1] < ranker.best_loss_ - ranker.tol
+            ranker.best_loss_ = min(ranker.best_loss_, ranker.loss_curve_[-1])
+        if incremental:
+            _report(ranker, started, early_stopping=False)
+            break
+        no_improvement = 0 if improved else no_improvement + 1
+        _report(ranker, started, early_stopping)
+        if no_improvement > ranker.n_iter_no_change:
+            if ranker.verbose:
+                print(f"No improvement for {ranker.n_iter_no_change} epochs: stopping.")
+            break
+    else:
+        warnings.warn(
+            f"Maximum iterations ({ranker.max_iter}) reached and the optimization "
+            "has not converged yet.",
+            ConvergenceWarning,
+        )
+    if best_params is not None:  # in place: the optimizer holds these arrays
+        for param, best in zip(ranker.coefs_ + ranker.intercepts_, best_params):
+            param[...] = best
+
+
+def _step(ranker, train, positions, queries, offsets):
+    """One optimizer step on a minibatch of whole queries."""
+    X_batch = train.features(positions)
+    scores, cache = _network.forward(X_batch, ranker.coefs_, ranker.intercepts_, ranker.activation)
+    grad, _ = train.objective.gradient(scores, positions, queries, offsets)
+    grad /= len(queries)
+    coef_grads, intercept_grads = _network.backward(cache, grad, ranker.coefs_, ranker.activation)
+    _network.add_l2(coef_grads, ranker.coefs_, ranker.alpha)
+    ranker._optimizer.update(coef_grads + intercept_grads)
+    ranker.t_ += len(positions)
+
+
+def fit_lbfgs(ranker, data):
+    """L-BFGS-B on the whole objective (RankNet only)."""
+    sizes = _network.layer_sizes(data.X.shape[1], ranker._hidden_layer_sizes())
+    n_queries = data.n_queries
+    all_queries = np.arange(n_queries)
+    positions = np.arange(len(data.rows))
+    # Full batches run on the caller's rows in their own order: the scores
+    # are arranged for the kernel and its gradient put back, so X is never
+    # gathered.
+    inverse_order = data.rows
+
+    def cost_and_gradient(vector):
+        coefs, intercepts = _network.unpack(vector, sizes)
+        scores, cache = _network.forward(data.X, coefs, intercepts, ranker.activation)
+        grad, cost = data.objective.gradient(
+            scores[inverse_order], positions, all_queries, data.offsets, with_cost=True
+        )
+        upstream = np.zeros(data.X.shape[0])
+        upstream[inverse_order] = grad / n_queries
+        coef_grads, intercept_grads = _network.backward(cache, upstream, coefs, ranker.activation)
+        _network.add_l2(coef_grads, coefs, ranker.alpha)
+        value = cost.sum() / n_queries + _network.l2_penalty(coefs, ranker.alpha)
+        return value, _network.pack(coef_grads, intercept_grads)
+
+    ranker.loss_curve_ = []
+    started = [time.perf_counter()]
+
+    def record(intermediate_result):  # scipy passes the result by this name
+        ranker.loss_curve_.append(float(intermediate_result.fun))
+        ranker.n_iter_ = len(ranker.loss_curve_)
+        _report(ranker, started[0], early_stopping=False)
+        started[0] = time.perf_counter()
+
+    result = minimize(
+        cost_and_gradient,
+        _network.pack(ranker.coefs_, ranker.intercepts_),
+        jac=True,
+        method="L-BFGS-B",
+        callback=record,
+        options={"maxiter": ranker.max_iter, "gtol": ranker.tol},
+    )
+    coefs, intercepts = _network.unpack(result.x.copy(), sizes)
+    ranker.coefs_, ranker.intercepts_ = list(coefs), list(intercepts)
+    ranker.n_iter_ = int(result.nit)
+    ranker.loss_ = float(result.fun)
+    _check_finite(ranker)
+    if result.status == 1:
+        warnings.warn(
+            f"L-BFGS reached max_iter={ranker.max_iter} before converging.", ConvergenceWarning
+        )
+
+
+def _check_finite(ranker):
+    if not all(np.isfinite(p).all() for p in ranker.coefs_ + ranker.intercepts_):
+        raise ValueError(
+            "Training produced non-finite weights. Scale the features (e.g. "
+            "make_pipeline(StandardScaler(), ranker)) or lower learning_rate_init."
+        )
+
+
+def _report(ranker, started, early_stopping):
+    if not ranker.verbose:
+        return
+    line = f"Epoch {ranker.n_iter_:4d}  loss {ranker.loss_curve_[-1]:.6f}"
+    if early_stopping:
+        line += f"  val NDCG@{SCORE_K} {ranker.validation_scores_[-1]:.4f}"
+    print(f"{line}  {time.perf_counter() - started:.3f}s")
