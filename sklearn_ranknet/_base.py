@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _network, _training
-from ._jit import effective_n_jobs
+from ._jit import effective_n_jobs, single_threaded_blas
 from ._training import SCORE_K, TrainingSet
 from ._validation import check_relevance_labels
 from .metrics import ndcg_score
@@ -179,7 +179,7 @@ class BaseRanker(BaseEstimator):
             Pointwise scores: no query ids are needed to predict.
         """
         check_is_fitted(self, "coefs_")
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
         return _network.predict_scores(X, self.coefs_, self.intercepts_, self.activation)
 
     def score(self, X, y, groups=None, sample_weight=None):
@@ -232,8 +232,12 @@ class BaseRanker(BaseEstimator):
 
     def _validate_training_data(self, X, y, groups, first_call):
         X, y = validate_data(
-            self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=True, reset=first_call
+            self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
+            reset=first_call,
         )
+        if not first_call and X.dtype != self.coefs_[0].dtype:
+            # A model keeps the precision it was first fitted in.
+            X = X.astype(self.coefs_[0].dtype)
         if X.shape[0] < 1:
             raise ValueError("X has no rows; there is nothing to rank.")
         if y.dtype.kind not in "biuf":
@@ -248,13 +252,17 @@ class BaseRanker(BaseEstimator):
         try:
             data = self._validate_training_data(X, y, groups, first_call)
             if first_call:
-                self.coefs_, self.intercepts_ = _network.init_params(
+                coefs, intercepts = _network.init_params(
                     data.X.shape[1], self._hidden_layer_sizes(), self.activation, self._random_state
                 )
-            if self.solver == "lbfgs" and not incremental:
-                _training.fit_lbfgs(self, data)
-            else:
-                _training.fit_stochastic(self, data, incremental)
+                # float32 input trains in float32, as in MLPRegressor.
+                self.coefs_ = [c.astype(data.X.dtype, copy=False) for c in coefs]
+                self.intercepts_ = [b.astype(data.X.dtype, copy=False) for b in intercepts]
+            with single_threaded_blas(self._n_threads()):
+                if self.solver == "lbfgs" and not incremental:
+                    _training.fit_lbfgs(self, data)
+                else:
+                    _training.fit_stochastic(self, data, incremental)
         except BaseException:
             if first_call:  # no half-trained model may pass check_is_fitted
                 for name in ("coefs_", "intercepts_", "_optimizer", "n_features_in_", "feature_names_in_"):

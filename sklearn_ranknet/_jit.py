@@ -25,6 +25,7 @@ Each chunk allocates its own scratch space and every query writes only its
 own outputs, so results are bit-identical for any number of threads.
 """
 
+import contextlib
 import os
 import threading
 import warnings
@@ -180,25 +181,64 @@ def over_queries(kernel, args, offsets, n_threads, work, work_per_query=None):
     if n_threads <= 1 or work < SERIAL_BELOW_WORK or n_queries <= 1:
         kernel(*args, 0, n_queries)
         return
-    chunks = iter(query_chunks(offsets, n_threads * CHUNKS_PER_THREAD, work_per_query))
+    chunks = query_chunks(offsets, n_threads * CHUNKS_PER_THREAD, work_per_query)
+    _share(lambda chunk: kernel(*args, *chunk), chunks, n_threads)
+
+
+def map_blocks(func, blocks, n_threads):
+    """``[func(block) for block in blocks]`` on up to ``n_threads`` threads.
+
+    For numpy work that releases the GIL (matrix products, gathers). The
+    results come back in the order of ``blocks`` whatever the threads did.
+    """
+    results = [None] * len(blocks)
+
+    def run(indexed):
+        results[indexed[0]] = func(indexed[1])
+
+    if n_threads <= 1 or len(blocks) <= 1:
+        for indexed in enumerate(blocks):
+            run(indexed)
+    else:
+        _share(run, list(enumerate(blocks)), n_threads)
+    return results
+
+
+def _share(task, items, n_threads):
+    """``task(item)`` for every item: ``n_threads - 1`` pool threads and the
+    calling thread take items in turn until none is left (a pool thread that
+    starts late finds nothing to do). Re-raises the first error."""
+    pending = iter(items)
     lock = threading.Lock()
 
     def drain():
         while True:
             with lock:
-                chunk = next(chunks, None)
-            if chunk is None:
+                item = next(pending, None)
+            if item is None:
                 return
-            kernel(*args, *chunk)
+            task(item)
 
-    # n_threads - 1 pool threads and the calling thread take chunks until
-    # none is left; a pool thread that starts late finds nothing to do.
-    futures = [_executor().submit(drain) for _ in range(n_threads - 1)]
+    futures = [_executor().submit(drain) for _ in range(min(n_threads, len(items)) - 1)]
     try:
         drain()
     finally:
         for future in futures:
             future.result()
+
+
+def single_threaded_blas(n_threads):
+    """A context in which BLAS runs on one thread if we use ``n_threads > 1``.
+
+    Our pool then splits the work itself; OpenBLAS workers would otherwise
+    spin for a while after every product and take our threads' cores (an
+    epoch of a kernel-bound fit on 2 cores took 1.5x longer).
+    """
+    if n_threads <= 1:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def as_kernel_array(values, dtype=np.float64):

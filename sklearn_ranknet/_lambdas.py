@@ -39,10 +39,9 @@ def _scaled_exp(scores, sigma, e):
 
 
 @jit
-def _pair_rho(s_hi, s_lo, e_hi, e_lo, sigma, exact):
-    """1 / (1 + exp(sigma * (s_hi - s_lo)))."""
-    if not exact:
-        return e_lo / (e_hi + e_lo)
+def _pair_rho(s_hi, s_lo, sigma):
+    """1 / (1 + exp(sigma * (s_hi - s_lo))), exact for any score gap (the
+    slow path of queries whose scores span too much for the factorized form)."""
     d = sigma * (s_hi - s_lo)
     if d >= 0.0:
         t = np.exp(-d)
@@ -51,12 +50,45 @@ def _pair_rho(s_hi, s_lo, e_hi, e_lo, sigma, exact):
 
 
 @jit
-def _pair_cost(s_hi, s_lo, e_hi, e_lo, sigma, exact):
-    """softplus(-sigma * (s_hi - s_lo)) = log(1 + exp(-sigma * (s_hi - s_lo)))."""
-    if not exact:
-        return np.log1p(e_lo / e_hi)
+def _pair_cost(s_hi, s_lo, sigma):
+    """softplus(-sigma * (s_hi - s_lo)) = log(1 + exp(-sigma * (s_hi - s_lo))),
+    exact for any score gap."""
     d = sigma * (s_hi - s_lo)
     return max(-d, 0.0) + np.log1p(np.exp(-abs(d)))
+
+
+# The pair cost needs a logarithm per pair. libm's log is a call LLVM cannot
+# vectorize, so the fast path writes it as -log(f) with f in [1/2, 1]:
+# for the pair (hi, lo), softplus(-sigma (s_hi - s_lo)) = -log(e_hi / (e_hi
+# + e_lo)) = -log(f) + sigma * max(s_lo - s_hi, 0) with f = max(e_hi, e_lo) /
+# (e_hi + e_lo). On that interval a short series is exact to rounding.
+_SQRT_HALF = np.sqrt(0.5)
+_HALF_LN2 = 0.5 * np.log(2.0)
+
+
+@jit
+def _neg_log_half_to_one(f):
+    """-log(f) for f in [1/2, 1], branch-free and to ~1 ulp.
+
+    f is scaled into m in [sqrt(1/2), 1]; with t = (1 - m) / (1 + m) in
+    [0, 0.172], -log(m) = 2 atanh(t) = 2 t sum_j t^(2j) / (2j + 1), whose
+    tail after ten terms is below 2e-17 relative.
+    """
+    low = f < _SQRT_HALF
+    m = f * (np.sqrt(2.0) if low else 1.0)
+    t = (1.0 - m) / (1.0 + m)
+    z = t * t
+    series = 1.0 / 19.0
+    series = series * z + 1.0 / 17.0
+    series = series * z + 1.0 / 15.0
+    series = series * z + 1.0 / 13.0
+    series = series * z + 1.0 / 11.0
+    series = series * z + 1.0 / 9.0
+    series = series * z + 1.0 / 7.0
+    series = series * z + 1.0 / 5.0
+    series = series * z + 1.0 / 3.0
+    series = series * z + 1.0
+    return 2.0 * t * series + (_HALF_LN2 if low else 0.0)
 
 
 @jit
@@ -70,6 +102,23 @@ def _ranknet_push(e_i, e, grad, start):
         push += rho
         grad[j] += rho
     return push
+
+
+@jit
+def _ranknet_push_with_cost(s_i, e_i, scores, e, sigma, grad, start):
+    """:func:`_ranknet_push` that also returns the pairs' summed cost,
+    still branch-free."""
+    push = 0.0
+    cost = 0.0
+    for signed_j in range(start, len(e)):
+        j = np.uint64(signed_j)
+        inverse = 1.0 / (e_i + e[j])
+        rho = e[j] * inverse
+        push += rho
+        grad[j] += rho
+        f = max(e_i, e[j]) * inverse
+        cost += _neg_log_half_to_one(f) + sigma * max(scores[j] - s_i, 0.0)
+    return push, cost
 
 
 @jit
@@ -90,14 +139,17 @@ def _ranknet_query(scores, labels, sigma, with_cost, grad, e):
     for i in range(n):
         while tail < n and labels[tail] >= labels[i]:
             tail += 1
-        if exact or with_cost:
+        if exact:
             push = 0.0
             for j in range(tail, n):
-                rho = _pair_rho(scores[i], scores[j], e[i], e[j], sigma, exact)
+                rho = _pair_rho(scores[i], scores[j], sigma)
                 push += rho
                 grad[j] += rho
                 if with_cost:
-                    cost += _pair_cost(scores[i], scores[j], e[i], e[j], sigma, exact)
+                    cost += _pair_cost(scores[i], scores[j], sigma)
+        elif with_cost:
+            push, pair_cost = _ranknet_push_with_cost(scores[i], e[i], scores, e, sigma, grad, tail)
+            cost += pair_cost
         else:
             push = _ranknet_push(e[i], e, grad, tail)
         grad[i] -= push
@@ -196,6 +248,28 @@ def _lambdarank_push(a, e, u, c_a, h, g):
 
 
 @jit
+def _lambdarank_push_with_cost(a, s, e, u, c_a, h, sigma, g):
+    """:func:`_lambdarank_push` that also returns the pairs' weighted cost,
+    still branch-free."""
+    s_a, e_a, u_a = s[a], e[a], u[a]
+    push = 0.0
+    cost = 0.0
+    for signed_b in range(a + 1, len(e)):
+        b = np.uint64(signed_b)
+        du = u_a - u[b]
+        weight = abs(du) * abs(c_a + h[b])
+        inverse = 1.0 / (e_a + e[b])
+        lam = weight * (e[b] if du > 0.0 else -e_a) * inverse
+        push += lam
+        g[b] += lam
+        # the lower-labelled document's score minus the higher one's
+        behind = (s[b] - s_a) if du > 0.0 else (s_a - s[b])
+        f = max(e_a, e[b]) * inverse
+        cost += weight * (_neg_log_half_to_one(f) + sigma * max(behind, 0.0))
+    return push, cost
+
+
+@jit
 def _lambdarank_query(
     scores, utility, norm, discounts, k, use_ap, sigma, with_cost, grad, order, spare, work
 ):
@@ -238,18 +312,21 @@ def _lambdarank_query(
     cost = 0.0
     for a in range(min(k, n)):
         h_a = h1 if use_ap and u[a] > 0.0 else h0
-        if exact or with_cost:
+        if exact:
             push = 0.0
             for b in range(a + 1, n):
                 du = u[a] - u[b]
                 weight = abs(du) * abs(c[a] + h_a[b])
                 hi, lo = (a, b) if du > 0.0 else (b, a)
-                lam = weight * _pair_rho(s[hi], s[lo], e[hi], e[lo], sigma, exact)
+                lam = weight * _pair_rho(s[hi], s[lo], sigma)
                 lam = lam if du > 0.0 else -lam
                 push += lam
                 g[b] += lam
                 if with_cost and weight > 0.0:
-                    cost += weight * _pair_cost(s[hi], s[lo], e[hi], e[lo], sigma, exact)
+                    cost += weight * _pair_cost(s[hi], s[lo], sigma)
+        elif with_cost:
+            push, pair_cost = _lambdarank_push_with_cost(a, s, e, u, c[a], h_a, sigma, g)
+            cost += pair_cost
         else:
             push = _lambdarank_push(a, e, u, c[a], h_a, g)
         g[a] -= push

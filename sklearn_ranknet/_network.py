@@ -14,8 +14,9 @@ The ranking loss lives elsewhere: it hands back ``upstream = dC/ds``, the
 gradient of the loss with respect to every score, and :func:`backward` turns it
 into ``dC/dW = sum_i upstream[i] * ds_i/dW`` for every parameter.
 
-All arrays are float64. ``X`` may be a dense array or a scipy.sparse CSR
-matrix (or array); only the first layer ever touches it.
+Arrays are float64, or float32 throughout when the weights are float32
+(as ``MLPRegressor`` trains on float32 input). ``X`` may be a dense array or a
+scipy.sparse CSR matrix (or array); only the first layer ever touches it.
 """
 
 import numpy as np
@@ -147,7 +148,7 @@ def init_params(n_features, hidden_layer_sizes, activation, random_state):
 def _layer(A, coef, intercept, activation, first):
     """Affine map of one layer, then its activation (``None`` for output)."""
     Z = safe_sparse_dot(A, coef) if first else A @ coef
-    Z = np.asarray(Z, dtype=np.float64)  # fresh array, safe to modify in place
+    Z = np.asarray(Z)  # a fresh array either way: safe to modify in place
     Z += intercept
     if activation is not None:
         ACTIVATIONS[activation](Z)
@@ -160,7 +161,7 @@ def forward(X, coefs, intercepts, activation):
     Parameters
     ----------
     X : {ndarray, sparse CSR matrix} of shape (n_samples, n_features)
-        Input samples, float64.
+        Input samples, float64 or float32.
     coefs : list of ndarray of shape (fan_in, fan_out)
         Weight matrices, as returned by :func:`init_params`.
     intercepts : list of ndarray of shape (fan_out,)
@@ -197,7 +198,7 @@ def predict_scores(X, coefs, intercepts, activation):
     Parameters
     ----------
     X : {ndarray, sparse CSR matrix} of shape (n_samples, n_features)
-        Input samples, float64.
+        Input samples, float64 or float32.
     coefs : list of ndarray of shape (fan_in, fan_out)
         Weight matrices.
     intercepts : list of ndarray of shape (fan_out,)
@@ -244,13 +245,14 @@ def backward(cache, upstream, coefs, activation):
     """
     _check_activation(activation)
     n_layers = len(coefs)
-    delta = np.asarray(upstream, dtype=np.float64).reshape(-1, 1)  # dC/dZ, output
+    dtype = coefs[-1].dtype
+    delta = np.asarray(upstream, dtype=dtype).reshape(-1, 1)  # dC/dZ, output
     coef_grads = [None] * n_layers
     intercept_grads = [None] * n_layers
     for i in range(n_layers - 1, -1, -1):
         A = cache[i]
         grad = safe_sparse_dot(A.T, delta) if i == 0 else A.T @ delta
-        coef_grads[i] = np.asarray(grad, dtype=np.float64)
+        coef_grads[i] = np.asarray(grad, dtype=dtype)
         intercept_grads[i] = delta.sum(axis=0)
         if i > 0:
             delta = delta @ coefs[i].T  # dC/dA of hidden layer i

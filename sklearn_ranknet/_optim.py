@@ -30,7 +30,7 @@ class _BaseOptimizer:
         self.learning_rate = self.learning_rate_init
 
     def _zeros(self):
-        return [np.zeros_like(p, dtype=np.float64) for p in self.params]
+        return [np.zeros_like(p) for p in self.params]
 
     def update(self, grads):
         """Take one step, modifying ``self.params`` in place.

@@ -29,6 +29,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from . import _network
 from ._groups import group_rows
+from ._jit import as_kernel_array, map_blocks
 from ._objectives import label_sorted_order, pair_work
 from ._optim import SGD, Adam
 from .metrics import ndcg_score
@@ -38,6 +39,9 @@ SCORE_K = 10
 #: Budgets of the fixed query sample on which ``loss_curve_`` is evaluated.
 LOSS_SAMPLE_PAIRS = 1_000_000
 LOSS_SAMPLE_ROWS = 10_000
+#: Multiply-adds of the network's forward pass that one thread does at a
+#: time (~1-3 ms): minibatches are cut into row blocks of about this work.
+BLOCK_WORK = 2**25
 
 
 class TrainingSet:
@@ -111,6 +115,7 @@ def _loss_sample(data, random_state, make_objective):
 def objective_value(ranker, data):
     """Mean per-query cost of ``data`` under the current weights, plus L2."""
     scores = _network.predict_scores(data.features(), ranker.coefs_, ranker.intercepts_, ranker.activation)
+    scores = as_kernel_array(scores)
     positions = np.arange(len(data.rows))
     queries = np.arange(data.n_queries)
     _, cost = data.objective.gradient(scores, positions, queries, data.offsets, with_cost=True)
@@ -165,13 +170,14 @@ def fit_stochastic(ranker, data, incremental):
         else:
             ranker._optimizer = Adam(params, ranker.learning_rate_init)
     batch_size = ranker._batch_size(train.n_queries)
+    n_threads = ranker._n_threads()
     best_params = None
     no_improvement = 0
     for _ in range(1 if incremental else ranker.max_iter):
         started = time.perf_counter()
         order = ranker._random_state.permutation(train.n_queries)
         for positions, queries, offsets in _epoch_batches(train, order, batch_size):
-            _step(ranker, train, positions, queries, offsets)
+            _step(ranker, train, positions, queries, offsets, n_threads)
         ranker.n_iter_ += 1
         _check_finite(ranker)
         ranker.loss_curve_.append(objective_value(ranker, loss_sample))
@@ -205,14 +211,45 @@ def fit_stochastic(ranker, data, incremental):
             param[...] = best
 
 
-def _step(ranker, train, positions, queries, offsets):
-    """One optimizer step on a minibatch of whole queries."""
-    X_batch = train.features(positions)
-    scores, cache = _network.forward(X_batch, ranker.coefs_, ranker.intercepts_, ranker.activation)
-    grad, _ = train.objective.gradient(scores, positions, queries, offsets)
+def _row_blocks(n_rows, coefs):
+    """Row blocks of a minibatch of about ``BLOCK_WORK`` each. They depend on
+    the network's size only, not on the threads, so that the summed
+    gradients do not depend on the number of threads; a small network gets
+    one block (splitting would cost more Python than it saves)."""
+    work_per_row = sum(c.size for c in coefs)
+    rows = max(BLOCK_WORK // work_per_row, 1024)
+    return [slice(start, min(start + rows, n_rows)) for start in range(0, n_rows, rows)]
+
+
+def _step(ranker, train, positions, queries, offsets, n_threads):
+    """One optimizer step on a minibatch of whole queries.
+
+    Rows are gathered from the caller's ``X`` and pushed through the network
+    in fixed blocks, on ``n_threads`` threads: each block's forward pass, then
+    the lambda kernel over the whole batch, then each block's backward pass.
+    """
+    coefs, intercepts, activation = ranker.coefs_, ranker.intercepts_, ranker.activation
+    blocks = _row_blocks(len(positions), coefs)
+
+    def forward(block):
+        return _network.forward(train.features(positions[block]), coefs, intercepts, activation)
+
+    passes = map_blocks(forward, blocks, n_threads)
+    scores = passes[0][0] if len(passes) == 1 else np.concatenate([s for s, _ in passes])
+    # Lambdas in float64 whatever the network's dtype: the pair sums cancel.
+    grad, _ = train.objective.gradient(as_kernel_array(scores), positions, queries, offsets)
     grad /= len(queries)
-    coef_grads, intercept_grads = _network.backward(cache, grad, ranker.coefs_, ranker.activation)
-    _network.add_l2(coef_grads, ranker.coefs_, ranker.alpha)
+
+    def backward(indexed):
+        (_, cache), block = indexed
+        return _network.backward(cache, grad[block], coefs, activation)
+
+    partials = map_blocks(backward, list(zip(passes, blocks)), n_threads)
+    coef_grads, intercept_grads = partials[0]
+    for more_coefs, more_intercepts in partials[1:]:  # in block order
+        for total, part in zip(coef_grads + intercept_grads, more_coefs + more_intercepts):
+            total += part
+    _network.add_l2(coef_grads, coefs, ranker.alpha)
     ranker._optimizer.update(coef_grads + intercept_grads)
     ranker.t_ += len(positions)
 
@@ -232,7 +269,7 @@ def fit_lbfgs(ranker, data):
         coefs, intercepts = _network.unpack(vector, sizes)
         scores, cache = _network.forward(data.X, coefs, intercepts, ranker.activation)
         grad, cost = data.objective.gradient(
-            scores[inverse_order], positions, all_queries, data.offsets, with_cost=True
+            as_kernel_array(scores[inverse_order]), positions, all_queries, data.offsets, with_cost=True
         )
         upstream = np.zeros(data.X.shape[0])
         upstream[inverse_order] = grad / n_queries
@@ -258,7 +295,8 @@ def fit_lbfgs(ranker, data):
         callback=record,
         options={"maxiter": ranker.max_iter, "gtol": ranker.tol},
     )
-    coefs, intercepts = _network.unpack(result.x.copy(), sizes)
+    # scipy works in float64; the model keeps its own precision.
+    coefs, intercepts = _network.unpack(result.x.astype(ranker.coefs_[0].dtype), sizes)
     ranker.coefs_, ranker.intercepts_ = list(coefs), list(intercepts)
     ranker.n_iter_ = int(result.nit)
     ranker.loss_ = float(result.fun)
