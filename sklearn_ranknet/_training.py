@@ -42,6 +42,8 @@ LOSS_SAMPLE_ROWS = 10_000
 #: Multiply-adds of the network's forward pass that one thread does at a
 #: time (~1-3 ms): minibatches are cut into row blocks of about this work.
 BLOCK_WORK = 2**25
+#: Rows gathered at a time when scoring a held-out or loss sample.
+SCORE_BLOCK_ROWS = 2048
 
 
 class TrainingSet:
@@ -112,10 +114,22 @@ def _loss_sample(data, random_state, make_objective):
     return data.subset(np.sort(shuffled[:n_taken]), make_objective)
 
 
+def _scores(ranker, data):
+    """Scores of every row of ``data`` (float64), gathered and scored block
+    by block so that no copy of its rows of X is ever whole."""
+    coefs, intercepts, activation = ranker.coefs_, ranker.intercepts_, ranker.activation
+    blocks = _row_blocks(len(data.rows), coefs, max_rows=SCORE_BLOCK_ROWS)
+
+    def score(block):
+        positions = np.arange(block.start, block.stop)
+        return _network.predict_scores(data.features(positions), coefs, intercepts, activation)
+
+    return as_kernel_array(np.concatenate(map_blocks(score, blocks, ranker._n_threads())))
+
+
 def objective_value(ranker, data):
     """Mean per-query cost of ``data`` under the current weights, plus L2."""
-    scores = _network.predict_scores(data.features(), ranker.coefs_, ranker.intercepts_, ranker.activation)
-    scores = as_kernel_array(scores)
+    scores = _scores(ranker, data)
     positions = np.arange(len(data.rows))
     queries = np.arange(data.n_queries)
     _, cost = data.objective.gradient(scores, positions, queries, data.offsets, with_cost=True)
@@ -124,7 +138,7 @@ def objective_value(ranker, data):
 
 def validation_score(ranker, data):
     """NDCG@10 of a held-out training set under the current weights."""
-    scores = _network.predict_scores(data.features(), ranker.coefs_, ranker.intercepts_, ranker.activation)
+    scores = _scores(ranker, data)
     gain = getattr(ranker, "gain", "exponential")
     return ndcg_score(data.y, scores, groups=data.query_of_row(), k=SCORE_K, gain=gain)
 
@@ -211,13 +225,14 @@ def fit_stochastic(ranker, data, incremental):
             param[...] = best
 
 
-def _row_blocks(n_rows, coefs):
+def _row_blocks(n_rows, coefs, max_rows=None):
     """Row blocks of a minibatch of about ``BLOCK_WORK`` each. They depend on
     the network's size only, not on the threads, so that the summed
     gradients do not depend on the number of threads; a small network gets
     one block (splitting would cost more Python than it saves)."""
     work_per_row = sum(c.size for c in coefs)
     rows = max(BLOCK_WORK // work_per_row, 1024)
+    rows = rows if max_rows is None else min(rows, max_rows)
     return [slice(start, min(start + rows, n_rows)) for start in range(0, n_rows, rows)]
 
 
