@@ -31,8 +31,14 @@ SAFE_SPREAD = 600.0  # exp(-600) ~ 1e-261: far from underflow
 def _scaled_exp(scores, sigma, e):
     """e = exp(sigma * (s - max s)); returns whether the factorized pair form
     is unsafe (the scores span more than SAFE_SPREAD / sigma)."""
-    high = scores.max()
-    exact = sigma * (high - scores.min()) > SAFE_SPREAD
+    # Loops rather than scores.max() / .min(): Numba's reductions cost close
+    # to a second of compilation in a new user's first process.
+    high = scores[0]
+    low = scores[0]
+    for i in range(1, len(scores)):
+        high = max(high, scores[i])
+        low = min(low, scores[i])
+    exact = sigma * (high - low) > SAFE_SPREAD
     for i in range(len(scores)):
         e[i] = np.exp(sigma * (scores[i] - high))
     return exact

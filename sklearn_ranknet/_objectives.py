@@ -87,7 +87,9 @@ class LambdaRankObjective:
     Parameters
     ----------
     labels : ndarray of shape (n_samples,)
-        Arranged query by query.
+        Arranged query by query, descending inside each query (see
+        :func:`label_sorted_order`): the ideal ranking is then the layout
+        itself.
     offsets : ndarray of shape (n_queries + 1,)
     sigma : float
     metric : {"ndcg", "map"}
@@ -108,16 +110,18 @@ class LambdaRankObjective:
         discounts = _kernels.discount_table(longest)
         discounts[self.k :] = 0.0
         self.discounts = discounts
+        n_queries = len(offsets) - 1
+        sizes = np.diff(offsets)
+        query_of_row = np.repeat(np.arange(n_queries), sizes)
         if self.use_ap:
             self.utility = (labels > 0).astype(np.float64)
-            n_relevant = np.add.reduceat(self.utility, offsets[:-1]) if len(labels) else []
+            n_relevant = np.bincount(query_of_row, weights=self.utility, minlength=n_queries)
             best = np.minimum(n_relevant, self.k)
         else:
             self.utility = _kernels.label_gains(labels, gain == "exponential")
-            best = np.zeros(len(offsets) - 1)
-            args = (self.utility, offsets, discounts, self.k, best)
-            over_queries(_kernels.ideal_dcg_chunk, args, offsets, n_threads, len(labels) * 8)
-        best = np.asarray(best, dtype=np.float64)
+            # Labels descend inside each query: the layout is the ideal ranking.
+            rank = np.arange(len(labels)) - np.repeat(offsets[:-1], sizes)
+            best = np.bincount(query_of_row, weights=self.utility * discounts[rank], minlength=n_queries)
         self.norms = np.divide(1.0, best, out=np.zeros_like(best), where=best > 0)
 
     def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
