@@ -116,8 +116,11 @@ class BaseRanker(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Feature vectors of (query, document) pairs. CSR input is used as
-            is; a pandas DataFrame sets ``feature_names_in_``.
+            Feature vectors of (query, document) pairs. Never copied:
+            each minibatch gathers its own rows. float32 input trains a
+            float32 model (weights and products), as ``MLPRegressor`` does;
+            other dtypes are converted to float64. CSR input is used as is;
+            a pandas DataFrame sets ``feature_names_in_``.
         y : array-like of shape (n_samples,)
             Graded relevance of each row, finite and >= 0 (e.g. 0..4).
         groups : array-like of shape (n_samples,), default=None

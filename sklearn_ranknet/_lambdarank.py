@@ -38,8 +38,8 @@ class LambdaRankRanker(BaseRanker):
     max_iter : int, default=100
         Maximum epochs (passes over all queries).
     tol : float, default=1e-4
-        Minimum improvement of the training loss (or, with early stopping,
-        of validation NDCG@10) that resets the patience counter.
+        Minimum improvement of ``loss_curve_`` (or, with early stopping, of
+        validation NDCG@10) that resets the patience counter.
     n_iter_no_change : int, default=10
         Epochs without improvement before training stops.
     early_stopping : bool, default=False
@@ -59,10 +59,13 @@ class LambdaRankRanker(BaseRanker):
     sigma : float, default=1.0
         Steepness of the pair sigmoid.
     n_jobs : int, default=None
-        Threads for the lambda kernels. ``None`` means 1, as in scikit-learn;
-        -1 means all cores (up to ``NUMBA_NUM_THREADS``). More threads pay off
-        for long queries; with short ones the matrix products dominate and
-        already use BLAS's threads.
+        Threads of one fit: the lambda kernels and the network's row blocks
+        run on a pool of this many threads (no OpenMP: safe after ``fork``
+        and from several Python threads). ``None`` means 1, as in
+        scikit-learn; then the matrix products still use BLAS's own threads.
+        ``-1`` means every core; BLAS then runs on one thread during the fit,
+        because its idle workers spin and take the pool's cores. More
+        threads pay off for long queries and small networks.
     metric : {"ndcg", "map"}, default="ndcg"
         Weight pairs by |delta NDCG@k| or by |delta AP@k| (relevant means
         label > 0).
@@ -80,8 +83,11 @@ class LambdaRankRanker(BaseRanker):
     intercepts_ : list of ndarray
         Bias vectors.
     loss_curve_ : list of float
-        Metric-weighted pair cross-entropy after each epoch, plus the L2
-        term. Only a guide: the weights change with the ranking.
+        Metric-weighted pair cross-entropy per query plus the L2 term after
+        each epoch, with that epoch's final weights, on a fixed sample of
+        whole training queries: all of them when they hold at most a million
+        pairs and 10,000 rows, a random subset within those budgets
+        otherwise. Only a guide: the weights change with the ranking.
     validation_scores_ : list of float or None
         Validation NDCG@10 after each epoch, with early stopping.
     best_validation_score_ : float or None
