@@ -1,130 +1,94 @@
-"""Cold start: import + first fit in a new process, with a cold and a warm Numba cache.
+"""Cold start: the Numba compilation a new user's first process pays.
 
-    python benchmarks/bench_coldstart.py [--quick] [--out benchmarks/results]
-
-Each measurement is a fresh Python process that times (a) ``import sklearn_ranknet`` and the
-modules a fit touches, (b) the first ``fit`` + ``predict`` + ``score``, and (c) the same fit
-again in the same process (warm: everything compiled and loaded). "Cold cache" points
-``NUMBA_CACHE_DIR`` at an empty directory, so every kernel compiles; "warm cache" reuses the
-directory the cold run filled, as a second process of a user would.
+A fresh Python process with an EMPTY Numba cache (``NUMBA_CACHE_DIR`` set to a new temporary
+directory) imports the package, makes ``make_ranking(n_queries=30)``, fits
+``RankNetRanker(max_iter=2)`` and ``LambdaRankRanker(max_iter=2)`` and computes
+``ndcg_score`` and ``map_score``, timing each step; then a second fresh process does the same
+with the cache the first one filled (warm cache: a user's second process). Compilation = cold
+minus warm, step by step and in total; the median of 3 such pairs (``--quick``: 1), each with
+its own empty directory (a pair is measured again when the package's source files change
+meanwhile: the warm process would recompile). Target: compilation <= 5 s. ``--quick`` (a smoke
+test) runs one process on the package's usual cache only: compiling from cold takes ~15 s.
 """
 
-import argparse
-import json
-import os
-import subprocess
-import sys
+import statistics
 import tempfile
-from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _common import machine_info, write_outputs  # noqa: E402
-else:
-    from ._common import machine_info, write_outputs
+from ._harness import ROOT
 
-CHILD = r"""
-import json, time, warnings
-t0 = time.perf_counter()
-from sklearn_ranknet import LambdaRankRanker, RankNetRanker
-from sklearn_ranknet.datasets import make_ranking
-t_import = time.perf_counter() - t0
-X, y, qid = make_ranking(n_queries=60, random_state=0)
-warnings.simplefilter("ignore")
-out = {"import_s": t_import}
-for name, cls in (("LambdaRankRanker", LambdaRankRanker), ("RankNetRanker", RankNetRanker)):
-    model = cls(max_iter=5, random_state=0)
-    t0 = time.perf_counter(); model.fit(X, y, groups=qid); model.score(X, y, groups=qid)
-    first = time.perf_counter() - t0
-    t0 = time.perf_counter(); model.fit(X, y, groups=qid); model.score(X, y, groups=qid)
-    out[name] = {"first_fit_s": first, "warm_fit_s": time.perf_counter() - t0}
-print(json.dumps(out))
-"""
+STEPS = ("import", "make_ranking", "RankNetRanker fit", "LambdaRankRanker fit", "metrics")
+TARGET_S = 5.0
 
 
-def _child(cache_dir):
-    env = dict(os.environ)
-    if cache_dir is not None:
-        env["NUMBA_CACHE_DIR"] = str(cache_dir)
-    done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def first_use():
+    """The steps of a first use, timed (runs in a fresh process)."""
+    import time
+    import warnings
+
+    t = {"start": time.perf_counter()}
+    from sklearn_ranknet import LambdaRankRanker, RankNetRanker
+    from sklearn_ranknet.datasets import make_ranking
+    from sklearn_ranknet.metrics import map_score, ndcg_score
+
+    t["import"] = time.perf_counter()
+    X, y, q = make_ranking(n_queries=30, random_state=0)
+    t["make_ranking"] = time.perf_counter()
+    warnings.simplefilter("ignore")  # ConvergenceWarning
+    RankNetRanker(max_iter=2, random_state=0).fit(X, y, groups=q)
+    t["RankNetRanker fit"] = time.perf_counter()
+    model = LambdaRankRanker(max_iter=2, random_state=0).fit(X, y, groups=q)
+    t["LambdaRankRanker fit"] = time.perf_counter()
+    s = model.predict(X)
+    ndcg_score(y, s, groups=q, k=10), map_score(y, s, groups=q)
+    t["metrics"] = time.perf_counter()
+    times = [t["start"]] + [t[step] for step in STEPS]
+    return {step: b - a for step, a, b in zip(STEPS, times, times[1:])}
 
 
-def run(quick=False, out_dir="benchmarks/results"):
-    repeats = 1 if quick else 3
-    if quick:
-        # A smoke test: one process on the package's usual cache (warm once
-        # the tests have run); compiling from cold takes ~15 s.
-        _child(None)
-        runs = {"warm cache": [_child(None)]}
-    else:
-        runs = {"cold cache": [], "warm cache": []}
-        for _ in range(repeats):
-            with tempfile.TemporaryDirectory() as cache_dir:
-                runs["cold cache"].append(_child(cache_dir))
-                runs["warm cache"].append(_child(cache_dir))
+def _source_stamp():
+    return max(path.stat().st_mtime for path in (ROOT / "sklearn_ranknet").glob("*.py"))
+
+
+def run(h):
+    runs = {"cold": [], "warm": []}
+    for i in range(0 if h.quick else 3):
+        for _attempt in range(3):  # again if someone edits the package meanwhile
+            stamp = _source_stamp()
+            with tempfile.TemporaryDirectory() as cache:
+                pair = {state: h.fresh(first_use, env={"NUMBA_CACHE_DIR": cache}) for state in runs}
+            if _source_stamp() == stamp:
+                break
+            h.say("the package's source changed during the pair: measured again")
+        h.say(f"pair {i + 1}: cold {sum(pair['cold'].values()):.1f} s, "
+              f"warm {sum(pair['warm'].values()):.1f} s")
+        for state in runs:
+            runs[state].append(pair[state])
+    if h.quick:  # a smoke test: one process on the package's usual (warm) cache
+        runs = {"cold": [], "warm": [h.fresh(first_use)]}
     rows = []
-    for state, results in runs.items():
-        for model in ("LambdaRankRanker", "RankNetRanker"):
-            first = sorted(r[model]["first_fit_s"] for r in results)[len(results) // 2]
-            warm = sorted(r[model]["warm_fit_s"] for r in results)[len(results) // 2]
-            imp = sorted(r["import_s"] for r in results)[len(results) // 2]
-            rows.append({
-                "cache": state, "model": model, "import_s": imp, "first_fit_s": first,
-                "warm_fit_s": warm, "first_minus_warm_s": first - warm,
-            })
-    warm_overheads = [r["first_minus_warm_s"] for r in rows if r["cache"] == "warm cache"]
-    verdict = (
-        "target met: with a warm cache the first fit adds at most 1 s over a warm fit"
-        if max(warm_overheads) <= 1.0
-        else f"TARGET MISSED: with a warm cache the first fit adds {max(warm_overheads):.2f} s (> 1 s)"
-    )
-    lines = [
-        "| cache | model | import (s) | first fit (s) | warm fit (s) | first - warm (s) |",
-        "|---|---|---|---|---|---|",
-    ] + [
-        f"| {r['cache']} | {r['model']} | {r['import_s']:.2f} | {r['first_fit_s']:.2f} | "
-        f"{r['warm_fit_s']:.3f} | {r['first_minus_warm_s']:.2f} |"
-        for r in rows
-    ]
-    note = (
-        f"Median of {repeats} fresh processes. LambdaRankRanker is fitted first in each process, "
-        "so it also pays for compiling/loading the kernels both rankers share (metrics, "
-        "grouping). Fit: 60 make_ranking queries, max_iter=5, then score."
-    )
-    result = {"rows": rows, "repeats": repeats, "verdict": verdict, "machine": machine_info()}
-    write_outputs(out_dir, "coldstart", result, "Cold start", lines, [note, verdict])
-    _plot(rows, Path(out_dir) / "coldstart.png")
-    return result
+    for step in STEPS + ("total",):
+        med = {state: statistics.median(sum(r.values()) if step == "total" else r[step]
+                                        for r in results) if results else None
+               for state, results in runs.items()}
+        rows.append({"step": step, "cold_s": med["cold"], "warm_s": med["warm"],
+                     "compile_s": med["cold"] - med["warm"] if runs["cold"] else None})
+    h.table("A new process: empty Numba cache (cold) and the cache it filled (warm), "
+            f"median of {len(runs['warm'])}", rows, {
+                "step": "step", "cold cache s": "cold_s", "warm cache s": "warm_s",
+                "cold - warm s": "compile_s"})
+    h.data["runs"] = runs
+    h.quick_caveat = "quick run: one warm process on the package's usual cache"
+    h.target("compilation in a new user's first process (cold - warm, total)",
+             rows[-1]["compile_s"], TARGET_S, unit=" s",
+             reason="quick run: the cold process (~15 s of compiling) runs in the full run only")
 
-
-def _plot(rows, path):
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no coldstart.png")
-        return
-    labels = [f"{r['model']}\n{r['cache']}" for r in rows]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    ax.barh(labels, [r["import_s"] for r in rows], label="import")
-    ax.barh(labels, [r["first_fit_s"] for r in rows], left=[r["import_s"] for r in rows], label="first fit")
-    ax.set_xlabel("seconds in a new process")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--out", default="benchmarks/results")
-    args = parser.parse_args()
-    run(quick=args.quick, out_dir=args.out)
-
-
-if __name__ == "__main__":
-    main()
+    def draw(ax):
+        for x, state in enumerate(("cold", "warm")):
+            left = 0.0
+            for step, color in zip(STEPS, ("C0", "C1", "C2", "C3", "C4")):
+                width = next(r[f"{state}_s"] for r in rows if r["step"] == step) or 0.0
+                ax.barh(state + " cache", width, left=left, color=color, label=step if x == 0 else None)
+                left += width
+        ax.set(xlabel="seconds in a new process")
+        ax.legend(fontsize=7)
+    h.plot(draw, size=(7, 2.8))

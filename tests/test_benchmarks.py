@@ -1,12 +1,13 @@
-"""``python -m benchmarks --quick`` runs every suite end to end (a smoke test;
-the figures themselves come from the full run, see docs/benchmarks.md).
-Peers that are not installed are skipped by the suites themselves."""
+"""``python -m benchmarks --quick`` runs every suite end to end (a smoke test; the figures
+come from the full run, see docs/benchmarks.md), and the harness skips missing peers."""
 
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from benchmarks._harness import Harness
 
 ROOT = Path(__file__).resolve().parents[1]
 YAHOO = ROOT.parent / "shared" / "data" / "yahoo-ltr-sample"
@@ -16,11 +17,29 @@ def test_quick_benchmarks_run_and_write_their_results(tmp_path):
     suites = ["lambdas", "metrics", "scale", "coldstart"] + (["quality"] if YAHOO.is_dir() else [])
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--out", str(tmp_path), "--only", *suites],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "MPLBACKEND": "Agg"},
+        cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "MPLBACKEND": "Agg"},
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for suite in suites:
         result = json.loads((tmp_path / f"{suite}.json").read_text())
-        assert result, suite
-        assert (tmp_path / f"{suite}.md").read_text().strip(), suite
+        assert result["suite"] == suite and result["quick"] and result["tables"], suite
+        assert result["targets"] and all("line" in t for t in result["targets"]), suite
+        assert result["record"]["cpu_model"] and result["record"]["versions"], suite
+        text = (tmp_path / f"{suite}.md").read_text()
+        assert "## Targets" in text and "## Method" in text, suite
+
+
+def test_missing_peers_and_matplotlib_are_skipped_with_a_note(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHMARKS_WITHOUT", "ranx,matplotlib")
+    h = Harness("demo", quick=True, out_dir=tmp_path, doc="Demo.\n\nHow it is measured.")
+    assert h.peer("ranx") is None
+    assert h.peer("numpy") is not None
+    h.plot(lambda ax: ax.plot([1, 2]))
+    h.table("t", [{"a": 1.23456, "b": None}], {"a": "a", "b": "b"})
+    h.target("a figure", 2.0, 1.0, unit="x")
+    h.write()
+    assert not (tmp_path / "demo.png").exists()
+    text = (tmp_path / "demo.md").read_text()
+    assert "ranx is not installed" in text and "matplotlib is not installed" in text
+    assert "MISSED: a figure: 2x (target <= 1x)" in text and "| 1.23 | n/a |" in text
+    assert json.loads((tmp_path / "demo.json").read_text())["targets"][0]["met"] is False
