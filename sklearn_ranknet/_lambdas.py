@@ -289,16 +289,19 @@ def _lambdarank_query(
     O(n) memory. Ranks from k on carry no weight difference (zero discount;
     constant AP terms), so only the top k needs sorting.
 
-    ``order``, ``spare`` (int) and the rows of ``work`` (float, 7 rows) are
-    scratch space of at least the query's length.
+    ``order``, ``spare`` (int, at least the query's length) and ``work``
+    (float, seven rows of at least that length, flat) are scratch space.
     """
     n = len(scores)
     grad[:] = 0.0
     if n < 2 or norm == 0.0:
         return 0.0
     order, spare = order[:n], spare[:n]
-    s, u, e, g = work[0, :n], work[1, :n], work[2, :n], work[3, :n]
-    c, h0, h1 = work[4, :n], work[5, :n], work[6, :n]
+    # Seven float rows of scratch in one flat array (a 2-D array costs more
+    # compilation than it saves).
+    row = len(work) // 7
+    s, u, e, g = work[:n], work[row : row + n], work[2 * row : 2 * row + n], work[3 * row : 3 * row + n]
+    c, h0, h1 = work[4 * row : 4 * row + n], work[5 * row : 5 * row + n], work[6 * row : 6 * row + n]
     if rank_into(scores, k, order, spare):
         # Only the top k was ranked; the rest follow in input order.
         spare[:] = 0
@@ -374,7 +377,7 @@ def lambdarank_chunk(
     longest = longest_query(offsets, first, last)
     order = np.empty(longest, dtype=np.int64)
     spare = np.empty(longest, dtype=np.int64)
-    work = np.empty((7, longest))
+    work = np.empty(7 * longest)
     for q in range(first, last):
         lo, hi = offsets[q], offsets[q + 1]
         cost[q] = _lambdarank_query(
