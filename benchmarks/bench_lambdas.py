@@ -16,8 +16,8 @@
    busy machine LightGBM's OpenMP threads wait to be scheduled: a regression iteration much
    slower on 2 threads than on 1 ("tree etc.") shows it, and the 2-thread figures are then
    unreliable.
-   Target: ours at least 5x faster than LightGBM's gradient pass, LambdaRank, every L and
-   thread count.
+   Target: ours at least 3x faster than LightGBM's gradient pass at L = 10 and 5x from
+   L = 100 on, LambdaRank, every thread count.
 2. One epoch against one boosting iteration, the figure users feel: 200 queries x 1,000
    documents from ``make_ranking`` with ONE feature (standardized), 2 threads on both sides.
    Ours: ``RankNetRanker(hidden_layer_sizes=())``, ``LambdaRankRanker(hidden_layer_sizes=())``
@@ -45,7 +45,9 @@ from ._harness import pct
 
 SEED = 20240611
 LENGTHS = (10, 100, 1_000, 10_000)
-SIGMA, K, TARGET_SPEEDUP, TARGET_EPOCH_RATIO = 1.0, 30, 5.0, 0.2
+SIGMA, K, TARGET_EPOCH_RATIO = 1.0, 30, 0.2
+# Issue 7: the kernel alone at least 3x LightGBM's pass on 10-document queries, 5x from 100 on.
+TARGET_SPEEDUP = {10: 3.0, 100: 5.0, 1_000: 5.0, 10_000: 5.0}
 VARIANTS = {"RankNet": None, "LambdaRank": None, "LambdaRank k=30": K}
 
 
@@ -120,12 +122,17 @@ def lambda_pass(h, lgb):
         "LightGBM gradients ms": "lgb_gradients_ms", "speed-up (LightGBM / ours)": "speedup",
     })
     for name in ("LambdaRank", "LambdaRank k=30"):
-        mine = [r for r in rows if r["variant"] == name and r["speedup"] is not None]
-        worst = min(mine, key=lambda r: r["speedup"], default=None)
-        h.target(f"{name}: smallest speed-up over LightGBM's gradient pass"
-                 + (f" (L={worst['L']:,}, {worst['threads']} thread(s))" if worst else ""),
-                 worst and worst["speedup"], TARGET_SPEEDUP, higher_is_better=True, unit="x",
-                 reason="LightGBM not installed" if lgb is None else "LightGBM's pass lost in noise")
+        for length, target in TARGET_SPEEDUP.items():
+            mine = [r for r in rows if r["variant"] == name and r["L"] == length
+                    and r["speedup"] is not None]
+            if not mine and lgb is not None and not any(r["L"] == length for r in rows):
+                continue  # length not run (--quick)
+            worst = min(mine, key=lambda r: r["speedup"], default=None)
+            h.target(f"{name}, L={length:,}: smallest speed-up over LightGBM's gradient pass"
+                     + (f" ({worst['threads']} thread(s))" if worst else ""),
+                     worst and worst["speedup"], target, higher_is_better=True, unit="x",
+                     reason="LightGBM not installed" if lgb is None
+                     else "LightGBM's pass lost in noise")
     return rows
 
 
