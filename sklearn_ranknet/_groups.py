@@ -74,13 +74,7 @@ class QueryGroups:
         offsets : ndarray of shape (len(queries) + 1,)
             Segment offsets of the selected queries within ``rows``.
         """
-        queries = np.asarray(queries, dtype=np.int64)
-        starts = self.offsets[queries]
-        sizes = self.offsets[queries + 1] - starts
-        offsets = np.zeros(len(queries) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        # position j of the result lies in query i at (j - offsets[i]) rows in
-        arranged = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
+        arranged, offsets = segments_of(self.offsets, queries)
         rows = arranged if self.order is None else self.order[arranged]
         return rows, offsets
 
@@ -195,6 +189,44 @@ def _group_by_sorting(groups):
     offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(codes, minlength=len(query_ids)), out=offsets[1:])
     return QueryGroups(order=order, offsets=offsets, query_ids=query_ids)
+
+
+def segments_of(offsets, queries):
+    """Arranged positions of the rows of some queries, and their segments.
+
+    Parameters
+    ----------
+    offsets : ndarray of shape (n_queries + 1,)
+        Segment offsets of every query.
+    queries : array-like of int
+        Query positions (not ids), in the order wanted.
+
+    Returns
+    -------
+    positions : ndarray of int64
+        ``offsets[q]:offsets[q + 1]`` of each query, concatenated.
+    segments : ndarray of shape (len(queries) + 1,)
+        Offsets of the selected queries within ``positions``.
+    """
+    queries = np.asarray(queries, dtype=np.int64)
+    starts = offsets[queries]
+    sizes = offsets[queries + 1] - starts
+    segments = np.zeros(len(queries) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=segments[1:])
+    # position j of the result lies in query i at (j - segments[i]) rows in
+    positions = np.repeat(starts - segments[:-1], sizes) + np.arange(segments[-1])
+    return positions, segments
+
+
+def query_of_row(offsets):
+    """Position of the query of every arranged row, shape (n_samples,).
+
+    Examples
+    --------
+    >>> query_of_row(np.array([0, 2, 5]))
+    array([0, 0, 1, 1, 1])
+    """
+    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
 
 
 def groups_from_sizes(sizes):

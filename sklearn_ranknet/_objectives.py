@@ -10,6 +10,7 @@ is computed here once: ideal DCG@k, AP normalizers, gains. Then
 import numpy as np
 
 from . import _kernels, _lambdas
+from ._groups import query_of_row
 from ._jit import over_queries
 
 
@@ -33,8 +34,7 @@ def label_sorted_order(labels, offsets):
     Stable, so rows with equal labels keep their order. RankNet's kernel
     relies on this layout; LambdaRank does not mind it.
     """
-    query_of_row = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    return np.lexsort((-labels, query_of_row))
+    return np.lexsort((-labels, query_of_row(offsets)))
 
 
 class RankNetObjective:
@@ -112,16 +112,16 @@ class LambdaRankObjective:
         self.discounts = discounts
         n_queries = len(offsets) - 1
         sizes = np.diff(offsets)
-        query_of_row = np.repeat(np.arange(n_queries), sizes)
+        query = query_of_row(offsets)
         if self.use_ap:
             self.utility = (labels > 0).astype(np.float64)
-            n_relevant = np.bincount(query_of_row, weights=self.utility, minlength=n_queries)
+            n_relevant = np.bincount(query, weights=self.utility, minlength=n_queries)
             best = np.minimum(n_relevant, self.k)
         else:
             self.utility = _kernels.label_gains(labels, gain == "exponential")
             # Labels descend inside each query: the layout is the ideal ranking.
             rank = np.arange(len(labels)) - np.repeat(offsets[:-1], sizes)
-            best = np.bincount(query_of_row, weights=self.utility * discounts[rank], minlength=n_queries)
+            best = np.bincount(query, weights=self.utility * discounts[rank], minlength=n_queries)
         self.norms = np.divide(1.0, best, out=np.zeros_like(best), where=best > 0)
 
     def gradient(self, scores, rows, queries, offsets, *, with_cost=False):

@@ -28,7 +28,7 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _network
-from ._groups import group_rows
+from ._groups import group_rows, query_of_row, segments_of
 from ._jit import as_kernel_array, map_blocks
 from ._objectives import label_sorted_order, pair_work
 from ._optim import SGD, Adam
@@ -80,12 +80,7 @@ class TrainingSet:
     def positions_of(self, queries):
         """Positions of the given queries' rows, query by query, and their
         segment offsets."""
-        starts = self.offsets[queries]
-        sizes = self.offsets[queries + 1] - starts
-        offsets = np.zeros(len(queries) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        positions = np.repeat(starts - offsets[:-1], sizes) + np.arange(offsets[-1])
-        return positions, offsets
+        return segments_of(self.offsets, queries)
 
     def subset(self, queries, make_objective):
         """A training set of the given queries (positions, kept in order)."""
@@ -96,8 +91,6 @@ class TrainingSet:
         """The rows of ``X`` at ``positions`` (all rows by default), gathered."""
         return self.X[self.rows if positions is None else self.rows[positions]]
 
-    def query_of_row(self):
-        return np.repeat(np.arange(self.n_queries), np.diff(self.offsets))
 
 
 def _loss_sample(data, random_state, make_objective):
@@ -140,7 +133,7 @@ def validation_score(ranker, data):
     """NDCG@10 of a held-out training set under the current weights."""
     scores = _scores(ranker, data)
     gain = getattr(ranker, "gain", "exponential")
-    return ndcg_score(data.y, scores, groups=data.query_of_row(), k=SCORE_K, gain=gain)
+    return ndcg_score(data.y, scores, groups=query_of_row(data.offsets), k=SCORE_K, gain=gain)
 
 
 def split_validation(ranker, data):
