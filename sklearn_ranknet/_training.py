@@ -87,10 +87,10 @@ class TrainingSet:
         positions, offsets = self.positions_of(np.asarray(queries, dtype=np.int64))
         return TrainingSet(self.X, self.rows[positions], self.y[positions], offsets, make_objective)
 
-    def features(self, positions=None):
-        """The rows of ``X`` at ``positions`` (all rows by default), gathered."""
-        return self.X[self.rows if positions is None else self.rows[positions]]
-
+    def features(self, positions):
+        """The rows of ``X`` at ``positions`` (an index array or a slice),
+        gathered."""
+        return self.X[self.rows[positions]]
 
 
 def _loss_sample(data, random_state, make_objective):
@@ -114,8 +114,7 @@ def _scores(ranker, data):
     blocks = _row_blocks(len(data.rows), coefs, max_rows=SCORE_BLOCK_ROWS)
 
     def score(block):
-        positions = np.arange(block.start, block.stop)
-        return _network.predict_scores(data.features(positions), coefs, intercepts, activation)
+        return _network.predict_scores(data.features(block), coefs, intercepts, activation)
 
     return as_kernel_array(np.concatenate(map_blocks(score, blocks, ranker._n_threads())))
 
