@@ -45,8 +45,14 @@ FASTMATH = frozenset({"reassoc", "contract", "arcp", "nsz", "afn"})
 ERROR_MODEL = "numpy"
 
 
-def jit(func):
-    """Compile ``func`` with the package's Numba policy.
+# Reassociation lets LLVM rewrite (x - a) - b as x - (a + b). Code whose
+# accuracy rests on the order of its operations (a Cody-Waite argument
+# reduction) is compiled without it.
+FASTMATH_IN_ORDER = FASTMATH - {"reassoc"}
+
+
+def jit(func=None, *, in_order=False):
+    """Compile a function with the package's Numba policy.
 
     Serial, ``nogil`` (so that :func:`over_queries` can run it on several
     threads), the package's fastmath set, and cached on disk so that a new
@@ -56,13 +62,20 @@ def jit(func):
     Parameters
     ----------
     func : callable
-        A Python function Numba can compile.
+        A Python function Numba can compile (``@jit``), or None when options
+        are given (``@jit(in_order=True)``).
+    in_order : bool, default=False
+        Keep the order of floating-point operations (fastmath without
+        ``reassoc``), for code whose accuracy depends on it.
 
     Returns
     -------
-    dispatcher : numba dispatcher
+    dispatcher : numba dispatcher, or a decorator when ``func`` is None
     """
-    options = dict(nogil=True, fastmath=set(FASTMATH), error_model=ERROR_MODEL)
+    if func is None:
+        return lambda f: jit(f, in_order=in_order)
+    fastmath = FASTMATH_IN_ORDER if in_order else FASTMATH
+    options = dict(nogil=True, fastmath=set(fastmath), error_model=ERROR_MODEL)
     try:
         return numba.njit(cache=True, **options)(func)
     except RuntimeError as exc:  # numba: "no locator available for file"
