@@ -37,7 +37,8 @@ _LN2_HI = 6.93147180369123816490e-01  # 32 significant bits: n * _LN2_HI is exac
 _LN2_LO = 1.90821492927058770002e-10
 _POW2_FROM = -1080  # 2^-1080 .. 2^-1075 round to 0: exp(x < -745) = 0
 _POW2 = np.ldexp(1.0, np.arange(_POW2_FROM, 1))
-_TAYLOR = tuple(1.0 / np.prod(np.arange(1.0, i + 1.0)) for i in range(13))
+# 1 / i! from i = 12 down to 0, in Horner's order.
+_TAYLOR = tuple(float(1.0 / np.prod(np.arange(1.0, i + 1.0))) for i in range(12, -1, -1))
 
 
 @jit(in_order=True)
@@ -47,19 +48,9 @@ def _exp_nonpositive(x):
         x = -746.0
     n = np.floor(x * _LOG2E + 0.5)
     r = (x - n * _LN2_HI) - n * _LN2_LO
-    p = _TAYLOR[12]
-    p = p * r + _TAYLOR[11]
-    p = p * r + _TAYLOR[10]
-    p = p * r + _TAYLOR[9]
-    p = p * r + _TAYLOR[8]
-    p = p * r + _TAYLOR[7]
-    p = p * r + _TAYLOR[6]
-    p = p * r + _TAYLOR[5]
-    p = p * r + _TAYLOR[4]
-    p = p * r + _TAYLOR[3]
-    p = p * r + _TAYLOR[2]
-    p = p * r + _TAYLOR[1]
-    p = p * r + _TAYLOR[0]
+    p = 0.0
+    for coefficient in _TAYLOR:  # a constant tuple: unrolled by LLVM
+        p = p * r + coefficient
     # NaN converts to some integer: the clamp keeps the read in the table.
     index = min(max(np.int64(n) - _POW2_FROM, 0), -_POW2_FROM)
     return p * _POW2[index]
