@@ -1,11 +1,13 @@
 """sklearn-ranknet: learning to rank in scikit-learn.
 
-RankNet and LambdaRank estimators on Numba lambda kernels, and query-aware
+RankNet, LambdaRank and ListNet estimators on Numba kernels, and query-aware
 NDCG and MAP metrics and scorers (see :mod:`sklearn_ranknet.metrics`).
 """
 
+from ._bagging import BaggingRanker
 from ._lambdarank import LambdaRankRanker
+from ._listnet import ListNetRanker
 from ._ranknet import RankNetRanker
 
-__all__ = ["LambdaRankRanker", "RankNetRanker"]
+__all__ = ["BaggingRanker", "LambdaRankRanker", "ListNetRanker", "RankNetRanker"]
 __version__ = "0.1.0.dev0"

@@ -8,6 +8,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
@@ -15,10 +16,16 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _network, _training
+from ._inputs import FEATURE_SCALINGS, InputScaling, block_rows
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._training import SCORE_K, TrainingSet
 from ._validation import check_relevance_labels
 from .metrics import ndcg_score
+
+
+#: From this many training rows, ``early_stopping="auto"`` holds out a
+#: validation set (``HistGradientBoostingRegressor``'s threshold).
+AUTO_EARLY_STOPPING_ROWS = 10_000
 
 
 class BaseRanker(BaseEstimator):
@@ -42,7 +49,7 @@ class BaseRanker(BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "early_stopping": ["boolean"],
+        "early_stopping": ["boolean", StrOptions({"auto"})],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "momentum": [Interval(Real, 0, 1, closed="both")],
         "random_state": ["random_state"],
@@ -54,6 +61,9 @@ class BaseRanker(BaseEstimator):
             Interval(Integral, None, -1, closed="right"),
             None,
         ],
+        "feature_scaling": [StrOptions(set(FEATURE_SCALINGS)), None],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "input_noise": [Interval(Real, 0, None, closed="left")],
     }
 
     # Concrete rankers declare every parameter with its default (scikit-learn
@@ -78,6 +88,9 @@ class BaseRanker(BaseEstimator):
         verbose,
         sigma,
         n_jobs,
+        feature_scaling,
+        dropout,
+        input_noise,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -96,6 +109,9 @@ class BaseRanker(BaseEstimator):
         self.verbose = verbose
         self.sigma = sigma
         self.n_jobs = n_jobs
+        self.feature_scaling = feature_scaling
+        self.dropout = dropout
+        self.input_noise = input_noise
 
     # ------------------------------------------------------------------
     # What subclasses provide
@@ -110,7 +126,7 @@ class BaseRanker(BaseEstimator):
     # ------------------------------------------------------------------
     # Public API
 
-    def fit(self, X, y, groups=None):
+    def fit(self, X, y, groups=None, sample_weight=None):
         """Fit the ranker to documents grouped by query.
 
         Parameters
@@ -126,6 +142,12 @@ class BaseRanker(BaseEstimator):
         groups : array-like of shape (n_samples,), default=None
             Query id of each row, of any sortable type and in any order.
             ``None`` treats all rows as one query (and warns).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row's query, the same on every row of a query
+            (an error otherwise), >= 0: a query's contribution to the
+            training objective, and to the early-stopping score, is scaled
+            by its weight (a weighted mean over queries), as in XGBoost's and
+            LightGBM's rankers. ``None`` weighs queries equally.
 
         Returns
         -------
@@ -138,7 +160,7 @@ class BaseRanker(BaseEstimator):
         # Like MLPRegressor: each fit starts a new optimizer, so changed
         # hyperparameters apply; only partial_fit carries its state on.
         self.__dict__.pop("_optimizer", None)
-        return self._fit(X, y, groups, incremental=False)
+        return self._fit(X, y, groups, sample_weight, incremental=False)
 
     def _check_stochastic_solver(self):
         if self.solver == "lbfgs":
@@ -148,7 +170,7 @@ class BaseRanker(BaseEstimator):
         return True
 
     @available_if(_check_stochastic_solver)
-    def partial_fit(self, X, y, groups=None):
+    def partial_fit(self, X, y, groups=None, sample_weight=None):
         """One pass over the given queries, for data that arrives in chunks.
 
         Each call must hold whole queries. Early stopping does not apply;
@@ -159,6 +181,8 @@ class BaseRanker(BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         groups : array-like of shape (n_samples,), default=None
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, as in :meth:`fit`.
 
         Returns
         -------
@@ -167,7 +191,7 @@ class BaseRanker(BaseEstimator):
         if not hasattr(self, "coefs_"):
             self._validate_params()
             self._reset()
-        return self._fit(X, y, groups, incremental=True)
+        return self._fit(X, y, groups, sample_weight, incremental=True)
 
     def predict(self, X):
         """Score every row; higher means ranked higher within its query.
@@ -183,7 +207,37 @@ class BaseRanker(BaseEstimator):
         """
         check_is_fitted(self, "coefs_")
         X = validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
-        return _network.predict_scores(X, self.coefs_, self.intercepts_, self.activation)
+        coefs, intercepts = self._network_params(X)
+        if self._input_scaling is None or (sp.issparse(X) and self.feature_scaling == "standard"):
+            return _network.predict_scores(X, coefs, intercepts, self.activation)
+        # Scaled rows are a copy: one block at a time.
+        step = block_rows(X.shape[1])
+        scores = [
+            _network.predict_scores(self._network_rows(X, slice(start, start + step)), coefs, intercepts, self.activation)
+            for start in range(0, X.shape[0], step)
+        ]
+        return np.concatenate(scores)
+
+    def _network_params(self, X):
+        """The parameters the network runs with on rows of ``X`` (see
+        :meth:`_network_rows`)."""
+        if self._input_scaling is None:
+            return self.coefs_, self.intercepts_
+        return self._input_scaling.network_params(X, self.coefs_, self.intercepts_)
+
+    def _network_rows(self, X, index):
+        """Rows of ``X`` as the network takes them: with input scaling, a new
+        array, scaled (see ``_inputs.py``)."""
+        if self._input_scaling is None:
+            return X[index]
+        return self._input_scaling.rows(X, index)
+
+    def _model_gradient(self, X, coef_grads, intercept_grads):
+        """Gradients for :meth:`_network_params` -> gradients of ``coefs_``
+        and ``intercepts_``, in place."""
+        if self._input_scaling is not None:
+            self._input_scaling.model_gradient(X, coef_grads, intercept_grads)
+        return coef_grads, intercept_grads
 
     def score(self, X, y, groups=None, sample_weight=None):
         """Mean NDCG@10 over queries of the ranking given by ``predict(X)``.
@@ -196,9 +250,9 @@ class BaseRanker(BaseEstimator):
         groups : array-like of shape (n_samples,), default=None
             Query id of each row. ``None`` scores all rows as one query (and
             warns).
-        sample_weight : None
-            Not supported; accepted so that ``Pipeline.score`` can pass its
-            default ``None`` through metadata routing.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, constant within each query: a weighted mean over
+            queries.
 
         Returns
         -------
@@ -206,11 +260,11 @@ class BaseRanker(BaseEstimator):
             Mean NDCG@10 by query (gain 2**label - 1 unless the ranker's
             ``gain`` says otherwise; tied scores averaged).
         """
-        if sample_weight is not None:
-            raise ValueError("score does not support sample_weight: NDCG is averaged over queries.")
         _warn_if_no_groups(groups, len(y), "score")
         gain = getattr(self, "gain", "exponential")
-        return ndcg_score(y, self.predict(X), groups=groups, k=SCORE_K, gain=gain)
+        return ndcg_score(
+            y, self.predict(X), groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -223,17 +277,20 @@ class BaseRanker(BaseEstimator):
     # Training
 
     def _reset(self):
-        for name in ("coefs_", "intercepts_", "_optimizer", "loss_curve_", "validation_scores_"):
+        for name in (
+            "coefs_", "intercepts_", "_optimizer", "loss_curve_", "validation_scores_",
+            "_input_scaling", "feature_mean_", "feature_scale_",
+        ):
             self.__dict__.pop(name, None)
         self._random_state = check_random_state(self.random_state)
         self.n_iter_ = 0
         self.t_ = 0
         self.loss_curve_ = []
-        self.validation_scores_ = [] if self.early_stopping else None
+        self.validation_scores_ = None  # a list once early stopping runs
         self.best_validation_score_ = None
         self.best_loss_ = np.inf
 
-    def _validate_training_data(self, X, y, groups, first_call):
+    def _validate_training_data(self, X, y, groups, sample_weight, first_call):
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
             reset=first_call,
@@ -248,13 +305,15 @@ class BaseRanker(BaseEstimator):
         y = y.astype(np.float64, copy=False)
         check_relevance_labels(y, exponential_gain=self._uses_exponential_gain(), input_name="y")
         _warn_if_no_groups(groups, len(y), "fit")
-        return TrainingSet.from_input(X, y, groups, self._make_objective)
+        return TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
 
-    def _fit(self, X, y, groups, incremental):
+    def _fit(self, X, y, groups, sample_weight, incremental):
         first_call = not hasattr(self, "coefs_")
         try:
-            data = self._validate_training_data(X, y, groups, first_call)
+            data = self._validate_training_data(X, y, groups, sample_weight, first_call)
+            self._check_solver_options(incremental)
             if first_call:
+                self._fit_input_scaling(data)
                 coefs, intercepts = _network.init_params(
                     data.X.shape[1], self._hidden_layer_sizes(), self.activation, self._random_state
                 )
@@ -268,10 +327,49 @@ class BaseRanker(BaseEstimator):
                     _training.fit_stochastic(self, data, incremental)
         except BaseException:
             if first_call:  # no half-trained model may pass check_is_fitted
-                for name in ("coefs_", "intercepts_", "_optimizer", "n_features_in_", "feature_names_in_"):
+                for name in (
+                    "coefs_", "intercepts_", "_optimizer", "n_features_in_", "feature_names_in_",
+                    "_input_scaling", "feature_mean_", "feature_scale_",
+                ):
                     self.__dict__.pop(name, None)
             raise
         return self
+
+    def _fit_input_scaling(self, data):
+        """Statistics of the (transformed) training features, fitted once
+        per model, like its weights. Read in the training set's arranged
+        order, so that they do not depend on the input's row order."""
+        if self.feature_scaling is None:
+            self._input_scaling = self.feature_mean_ = self.feature_scale_ = None
+            return
+        self._input_scaling = InputScaling.fit(self.feature_scaling, data.X, data.rows)
+        self.feature_mean_ = self._input_scaling.mean
+        self.feature_scale_ = self._input_scaling.scale
+
+    def _check_solver_options(self, incremental):
+        if self.solver != "lbfgs" or incremental:
+            return
+        if self.dropout or self.input_noise:
+            raise ValueError(
+                "dropout and input_noise make every step random, which L-BFGS "
+                'cannot follow; use solver="adam" or set them to 0.'
+            )
+        if self.early_stopping is True:
+            raise ValueError(
+                'early_stopping needs a stochastic solver ("adam" or "sgd"); '
+                "L-BFGS stops on its own tolerance (tol) or at max_iter."
+            )
+
+    def _uses_early_stopping(self, n_rows, incremental):
+        """``early_stopping``, with "auto" resolved: on from
+        ``AUTO_EARLY_STOPPING_ROWS`` training rows, as in
+        ``HistGradientBoostingRegressor``. Never for ``partial_fit`` or
+        L-BFGS."""
+        if incremental or self.solver == "lbfgs":
+            return False
+        if self.early_stopping == "auto":
+            return n_rows >= AUTO_EARLY_STOPPING_ROWS
+        return bool(self.early_stopping)
 
     def _hidden_layer_sizes(self):
         sizes = self.hidden_layer_sizes

@@ -251,3 +251,55 @@ def groups_from_sizes(sizes):
     """
     sizes = np.asarray(sizes, dtype=np.int64)
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+
+
+def query_weights(query_groups, sample_weight, *, input_name="sample_weight"):
+    """One weight per query from per-row weights that are constant within
+    each query (the convention of XGBoost's and LightGBM's rankers).
+
+    Parameters
+    ----------
+    query_groups : QueryGroups
+    sample_weight : array-like of shape (n_samples,) or None
+        Per-row weights, finite and >= 0, equal on every row of a query.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_queries,) or None
+        ``None`` when ``sample_weight`` is None.
+
+    Raises
+    ------
+    ValueError
+        If a query's rows carry different weights, or if a weight is
+        negative or not finite, or if every weight is 0.
+
+    Examples
+    --------
+    >>> query_weights(group_rows([7, 7, 3], 3), [2.0, 2.0, 0.5])
+    array([0.5, 2. ])
+    """
+    if sample_weight is None:
+        return None
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.ndim != 1 or len(weights) != query_groups.n_samples:
+        raise ValueError(
+            f"{input_name} must hold one weight per row, shape "
+            f"({query_groups.n_samples},); got shape {weights.shape}."
+        )
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise ValueError(f"{input_name} must be finite and >= 0.")
+    arranged = query_groups.arrange(weights)
+    per_query = arranged[query_groups.offsets[:-1]]
+    differs = arranged != np.repeat(per_query, query_groups.sizes)
+    if differs.any():
+        row = int(np.flatnonzero(differs)[0])
+        query = int(np.searchsorted(query_groups.offsets, row, side="right")) - 1
+        raise ValueError(
+            f"{input_name} weighs whole queries, so it must be the same on every "
+            f"row of a query; query {query_groups.query_ids[query]!r} has "
+            f"different weights ({per_query[query]:g} and {arranged[row]:g})."
+        )
+    if not per_query.any():
+        raise ValueError(f"{input_name} is zero for every query; at least one weight must be > 0.")
+    return per_query

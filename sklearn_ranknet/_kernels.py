@@ -165,7 +165,9 @@ def dcg(labels, scores, exponential, table, discounts, k, ignore_ties, order, sp
     rank_into(scores, top, order, spare)
     for r in range(top):
         ranked_gains[r] = _table_gain(labels[order[r]], exponential, table)
-    start = 0
+    # int64, not the literal 0: a literal start would compile _tied_block a
+    # second time, for Literal[int](0).
+    start = np.int64(0)
     while start < top and not ignore_ties:
         end, open_ended = _tied_block(scores, order, start, top, n)
         tied = scores[order[start]]
@@ -309,7 +311,7 @@ def average_precision(labels, scores, k, ignore_ties, order, spare):
     rank_into(scores, top, order, spare)
     total = 0.0
     before = 0
-    start = 0
+    start = np.int64(0)  # not a literal: see ndcg's loop
     while start < top:
         if ignore_ties:
             end, open_ended = start + 1, False

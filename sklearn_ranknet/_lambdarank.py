@@ -42,10 +42,12 @@ class LambdaRankRanker(BaseRanker):
         validation NDCG@10) that resets the patience counter.
     n_iter_no_change : int, default=10
         Epochs without improvement before training stops.
-    early_stopping : bool, default=False
+    early_stopping : bool or "auto", default=False
         Hold out ``validation_fraction`` of the *queries*, monitor their
         NDCG@10 after every epoch, stop when it stops improving and keep the
-        best weights.
+        best weights. "auto" turns it on when the training data has at least
+        10,000 rows, as ``HistGradientBoostingRegressor`` does. Not with
+        ``partial_fit``, nor with L-BFGS (True is then an error).
     validation_fraction : float, default=0.1
         Fraction of queries held out for early stopping.
     momentum : float, default=0.9
@@ -66,6 +68,20 @@ class LambdaRankRanker(BaseRanker):
         ``-1`` means every core; BLAS then runs on one thread during the fit,
         because its idle workers spin and take the pool's cores. More
         threads pay off for long queries and small networks.
+    feature_scaling : {"log1p", "standard"} or None, default="log1p"
+        Input scaling fitted on the training rows, so that raw features need
+        no scaler: "log1p" maps each value x to sign(x) * log1p(|x|) and then
+        standardizes each feature; "standard" only standardizes; None uses X
+        as given. The standardization is folded into the first layer, so CSR
+        input stays sparse. Statistics come from the first ``fit`` (or
+        ``partial_fit``) and are kept by later ones.
+    dropout : float in [0, 1), default=0.0
+        Probability of dropping each hidden unit during training (inverted
+        dropout: ``predict`` is deterministic and uses every unit).
+    input_noise : float >= 0, default=0.0
+        Standard deviation of Gaussian noise added to the standardized
+        inputs during training only. Sparse minibatches are made dense when
+        it is positive.
     metric : {"ndcg", "map"}, default="ndcg"
         Weight pairs by |delta NDCG@k| or by |delta AP@k| (relevant means
         label > 0).
@@ -75,6 +91,20 @@ class LambdaRankRanker(BaseRanker):
         ``lambdarank_truncation_level``). ``None`` uses every pair.
     gain : {"exponential", "linear"}, default="exponential"
         NDCG gain ``2**label - 1`` or ``label``; also used by ``score``.
+    pair_weighting : {"lambdarank", "ndcg_loss2", "ndcg_loss2++"}, default="lambdarank"
+        What multiplies each pair's RankNet gradient and cost. With G the
+        gains over the ideal DCG@k, r the current ranks, D(r) = log2(1 + r)
+        and delta = 1/D(|r_i - r_j|) - 1/D(|r_i - r_j| + 1):
+
+        - "lambdarank": |delta NDCG@k| (or |delta AP@k|) of swapping the two.
+        - "ndcg_loss2": delta * |G_i - G_j|, LambdaLoss's bound on NDCG.
+        - "ndcg_loss2++": 10 * delta * |G_i - G_j| + |delta NDCG@k| (mu = 10).
+
+        "ndcg_loss2" and "ndcg_loss2++" are from Wang et al., "The LambdaLoss
+        Framework for Ranking Metric Optimization", CIKM 2018 (mu as in
+        allRank) and need ``metric="ndcg"``. With ``k`` they visit the same
+        pairs as "lambdarank" (delta is not cut at k) and rank every
+        document of a query: an O(n log n) sort besides the O(n k) pairs.
 
     Attributes
     ----------
@@ -97,6 +127,12 @@ class LambdaRankRanker(BaseRanker):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
+    feature_mean_ : ndarray of shape (n_features_in_,) or None
+        Mean of each (log-transformed, with ``feature_scaling="log1p"``)
+        training feature; None without ``feature_scaling``.
+    feature_scale_ : ndarray of shape (n_features_in_,) or None
+        Its standard deviation (1 for a constant feature). ``coefs_[0]``
+        applies to the standardized features.
 
     Notes
     -----
@@ -127,6 +163,7 @@ class LambdaRankRanker(BaseRanker):
         "metric": [StrOptions({"ndcg", "map"})],
         "k": [Interval(Integral, 1, None, closed="left"), None],
         "gain": [StrOptions({"exponential", "linear"})],
+        "pair_weighting": [StrOptions({"lambdarank", "ndcg_loss2", "ndcg_loss2++"})],
     }
 
     def __init__(
@@ -149,9 +186,13 @@ class LambdaRankRanker(BaseRanker):
         verbose=False,
         sigma=1.0,
         n_jobs=None,
+        feature_scaling="log1p",
+        dropout=0.0,
+        input_noise=0.0,
         metric="ndcg",
         k=None,
         gain="exponential",
+        pair_weighting="lambdarank",
     ):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes,
@@ -171,10 +212,14 @@ class LambdaRankRanker(BaseRanker):
             verbose=verbose,
             sigma=sigma,
             n_jobs=n_jobs,
+            feature_scaling=feature_scaling,
+            dropout=dropout,
+            input_noise=input_noise,
         )
         self.metric = metric
         self.k = k
         self.gain = gain
+        self.pair_weighting = pair_weighting
 
     def _uses_exponential_gain(self):
         return self.gain == "exponential"
@@ -182,5 +227,5 @@ class LambdaRankRanker(BaseRanker):
     def _make_objective(self, labels, offsets):
         return LambdaRankObjective(
             labels, offsets, sigma=self.sigma, metric=self.metric, k=self.k, gain=self.gain,
-            n_threads=self._n_threads(),
+            pair_weighting=self.pair_weighting, n_threads=self._n_threads(),
         )

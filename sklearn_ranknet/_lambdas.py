@@ -4,9 +4,11 @@ For a pair where document ``hi`` should rank above ``lo``, RankNet's cost is
 softplus(-sigma * (s_hi - s_lo)) and its gradient pushes s_hi up and s_lo
 down by sigma * rho with rho = 1 / (1 + exp(sigma * (s_hi - s_lo))).
 LambdaRank multiplies both by a weight |delta Z| (the change of NDCG or AP
-if the two swapped places). Each document then collects one number, the
-derivative of the query's cost by its score, so the model's backward pass
-runs once per document instead of once per pair.
+if the two swapped places), or by one of LambdaLoss's NDCG weights (Wang et
+al., 2018), which also look at how far apart the two documents are ranked.
+Each document then collects one number, the derivative of the query's cost
+by its score, so the model's backward pass runs once per document instead of
+once per pair.
 
 The ``*_chunk`` kernels handle queries ``first:last`` and are run through
 :func:`._jit.over_queries`; layout and thread rules as in ``_kernels.py``.
@@ -15,7 +17,7 @@ The ``*_chunk`` kernels handle queries ``first:last`` and are run through
 import numpy as np
 
 from ._jit import jit
-from ._kernels import longest_query
+from ._kernels import discount_table, longest_query
 from ._sort import rank_into
 
 
@@ -226,6 +228,76 @@ def ranknet_chunk(scores, labels, offsets, sigma, with_cost, grad, cost, first, 
         )
 
 
+# --------------------------------------------------------------------------
+# LambdaRank's pair weights
+#
+# The pair at current ranks a < b (0-based) weighs |u_a - u_b| * |c[a] + h[b]|,
+# with per-rank terms c and h from _weight_terms: |delta NDCG@k| or
+# |delta AP@k| times the query's normaliser. LambdaLoss (Wang, Li, Golbandi,
+# Bendersky and Najork, "The LambdaLoss Framework for Ranking Metric
+# Optimization", CIKM 2018) adds a term that depends on the rank distance
+# b - a: the pair weighs |u_a - u_b| * (|c[a] + h[b]| + t[b - a]), with the
+# table t = ``by_distance`` built once per objective by distance_weights.
+# For NDCG, c[a] + h[b] = d_a - d_b >= 0 (discounts do not increase down the
+# ranking) and t >= 0, so that is |u_a - u_b| * |c[a] + (h[b] + t[b - a])|:
+# for each a the term goes into a copy of h (O(n)), and the pair loops stay
+# the same. With NDCG's normalised gains G = u * norm (the kernel multiplies
+# by norm at the end), D(r) = log2(1 + r) and delta(d) = 1/D(d) - 1/D(d + 1):
+#
+# - "lambdarank": |G_a - G_b| |1/D(a+1) - 1/D(b+1)| = |delta NDCG@k| (or
+#   |delta AP@k|); t unused;
+# - "ndcg_loss2": delta(b - a) |G_a - G_b|: c = h = 0, t = delta;
+# - "ndcg_loss2++": (mu delta(b - a) + |1/D(a+1) - 1/D(b+1)|) |G_a - G_b|:
+#   t = mu delta.
+#
+# Truncation at k. allRank's lambdaLoss (allrank/models/losses/lambdaLoss.py)
+# keeps the pairs with *both* documents in the top k, cuts the ideal DCG
+# that normalises G at k, and leaves D and delta uncut. We keep LambdaRank's
+# pair set for all three weightings (at least one document in the top k, as
+# LightGBM's truncation does) and, as allRank, cut at k only G's normaliser:
+# delta is not cut, so a top-k document against one below rank k weighs by
+# their true distance. NDCG-Loss2++'s second term is LambdaRank's own
+# |delta NDCG@k| (discounts cut at k), equal to allRank's on the pairs both
+# keep. Ranks below k then matter, so the LambdaLoss weightings rank every
+# document (an O(n log n) sort besides the O(n k) pairs).
+
+LAMBDARANK, NDCG_LOSS2, NDCG_LOSS2_PP = 0, 1, 2
+PAIR_WEIGHTINGS = {"lambdarank": LAMBDARANK, "ndcg_loss2": NDCG_LOSS2, "ndcg_loss2++": NDCG_LOSS2_PP}
+
+# mu of NDCG-Loss2++ = mu * NDCG-Loss2 + LambdaRank, the weight of the
+# rank-distance term: the paper leaves it a hyperparameter; 10 is allRank's
+# default (lambdaLoss(..., mu=10.)). For scale: delta is 0.37 at distance 1,
+# 0.13 at 2 and 0.01 at 10, and |1/D(1) - 1/D(2)| is 0.37.
+LAMBDALOSS_MU = 10.0
+
+
+def distance_weights(n, weighting):
+    """LambdaLoss's rank-distance term for the distances ``0 .. n - 1``.
+
+    Parameters
+    ----------
+    n : int
+        Table length: at least the longest query.
+    weighting : {"lambdarank", "ndcg_loss2", "ndcg_loss2++"}
+
+    Returns
+    -------
+    table : ndarray of shape (n,)
+        ``delta(d) = 1 / log2(1 + d) - 1 / log2(2 + d)`` for ``d >= 1`` (0 at
+        ``d = 0``, which no pair has), times ``LAMBDALOSS_MU`` for
+        "ndcg_loss2++"; all zero for "lambdarank".
+    """
+    table = np.zeros(n)
+    if weighting == "lambdarank" or n < 2:
+        return table
+    # 1 / D(d) = 1 / log2(1 + d) is discount_table's entry for rank d - 1.
+    inverse_d = discount_table(n)
+    table[1:] = inverse_d[:-1] - inverse_d[1:]
+    if weighting == "ndcg_loss2++":
+        table *= LAMBDALOSS_MU
+    return table
+
+
 @jit
 def _weight_terms(utility, discounts, k, use_ap, c, h0, h1):
     """Per-rank terms that make every pair weight |du| * |c[a] + h[b]|.
@@ -305,18 +377,32 @@ def _lambdarank_push_with_cost(a, s, e, u, c_a, h, sigma, g):
 
 
 @jit
+def _add_distance_terms(h, by_distance, a, out):
+    """out[b] = h[b] + by_distance[b - a] for the ranks b > a: LambdaLoss's
+    rank-distance term folded into the weight terms of the document at rank
+    a (see the comment above :data:`LAMBDARANK`)."""
+    unsigned_a = np.uint64(a)
+    for signed_b in range(a + 1, len(h)):
+        b = np.uint64(signed_b)  # unsigned: no negative-index wraparound to block SIMD
+        out[b] = h[b] + by_distance[b - unsigned_a]
+
+
+@jit
 def _lambdarank_query(
-    scores, utility, norm, discounts, k, use_ap, sigma, with_cost, grad, order, spare, work
+    scores, utility, norm, discounts, by_distance, weighting, k, use_ap, sigma, with_cost,
+    grad, order, spare, work,
 ):
     """LambdaRank gradient of one query; returns its weighted cost.
 
     ``utility`` is the gain of each document (NDCG) or 1.0 / 0.0 for
     relevant / not (AP); ``norm`` is 1 / ideal DCG@k or 1 / min(k, R), and 0
     for a query where every swap is worth nothing. ``discounts`` is zero from
-    rank k on, so its differences are those of NDCG@k. Only pairs with at
-    least one document in the current top k are visited: O(n * k) work and
-    O(n) memory. Ranks from k on carry no weight difference (zero discount;
-    constant AP terms), so only the top k needs sorting.
+    rank k on, so its differences are those of NDCG@k. ``by_distance`` and
+    ``weighting`` choose the pair weights (see :data:`LAMBDARANK`). Only
+    pairs with at least one document in the current top k are visited:
+    O(n * k) work and O(n) memory. Under LambdaRank's weights, ranks from k
+    on carry no weight difference (zero discount; constant AP terms), so
+    only the top k needs sorting; LambdaLoss's distances need every rank.
 
     ``order``, ``spare`` (int, at least the query's length) and ``work``
     (float, seven rows of at least that length, flat) are scratch space.
@@ -331,7 +417,7 @@ def _lambdarank_query(
     row = len(work) // 7
     s, u, e, g = work[:n], work[row : row + n], work[2 * row : 2 * row + n], work[3 * row : 3 * row + n]
     c, h0, h1 = work[4 * row : 4 * row + n], work[5 * row : 5 * row + n], work[6 * row : 6 * row + n]
-    if rank_into(scores, k, order, spare):
+    if rank_into(scores, k if weighting == LAMBDARANK else n, order, spare):
         # Only the top k was ranked; the rest follow in input order.
         spare[:] = 0
         for r in range(k):
@@ -346,10 +432,20 @@ def _lambdarank_query(
         u[r] = utility[order[r]]
         g[r] = 0.0
     exact = _scaled_exp(s, sigma, e)
-    _weight_terms(u, discounts, k, use_ap, c, h0, h1)
+    if weighting == NDCG_LOSS2:  # no |delta NDCG| term: the distance alone
+        c[:] = 0.0
+        h0[:] = 0.0
+    else:
+        _weight_terms(u, discounts, k, use_ap, c, h0, h1)
     cost = 0.0
     for a in range(min(k, n)):
-        h_a = h1 if use_ap and u[a] > 0.0 else h0
+        if use_ap and u[a] > 0.0:
+            h_a = h1
+        elif weighting == LAMBDARANK:
+            h_a = h0
+        else:  # NDCG only: h1 is free
+            _add_distance_terms(h0, by_distance, a, h1)
+            h_a = h1
         if exact:
             push = 0.0
             for b in range(a + 1, n):
@@ -376,7 +472,8 @@ def _lambdarank_query(
 
 @jit
 def lambdarank_chunk(
-    scores, utility, norms, offsets, discounts, k, use_ap, sigma, with_cost, grad, cost, first, last
+    scores, utility, norms, offsets, discounts, by_distance, weighting, k, use_ap, sigma,
+    with_cost, grad, cost, first, last,
 ):
     """LambdaRank's dC/ds of queries ``first:last`` into ``grad`` and their
     costs into ``cost``.
@@ -390,6 +487,12 @@ def lambdarank_chunk(
     offsets : ndarray of shape (n_queries + 1,)
     discounts : ndarray of shape (>= longest query,)
         1 / log2(rank + 2) up to rank k, zero beyond.
+    by_distance : ndarray of shape (>= longest query,)
+        LambdaLoss's rank-distance term, from :func:`distance_weights`
+        (unused by LambdaRank's weights).
+    weighting : int
+        ``LAMBDARANK``, ``NDCG_LOSS2`` or ``NDCG_LOSS2_PP``; the two
+        LambdaLoss ones are for NDCG only (``use_ap`` False).
     k : int
         Truncation: pairs need one document in the current top k.
     use_ap : bool
@@ -410,6 +513,6 @@ def lambdarank_chunk(
     for q in range(first, last):
         lo, hi = offsets[q], offsets[q + 1]
         cost[q] = _lambdarank_query(
-            scores[lo:hi], utility[lo:hi], norms[q], discounts, k, use_ap, sigma,
-            with_cost, grad[lo:hi], order, spare, work,
+            scores[lo:hi], utility[lo:hi], norms[q], discounts, by_distance, weighting, k, use_ap,
+            sigma, with_cost, grad[lo:hi], order, spare, work,
         )

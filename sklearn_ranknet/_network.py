@@ -155,7 +155,34 @@ def _layer(A, coef, intercept, activation, first):
     return Z
 
 
-def forward(X, coefs, intercepts, activation):
+class ForwardCache:
+    """What :func:`backward` needs from :func:`forward`.
+
+    Attributes
+    ----------
+    inputs : list of arrays, length ``len(coefs)``
+        The input of every layer: ``inputs[0]`` is ``X`` itself and
+        ``inputs[i]`` (``i >= 1``), of shape ``(n_samples, coefs[i].shape[0])``,
+        the output of hidden layer ``i`` after dropout.
+    activations : list
+        The output of every hidden layer before dropout (the same arrays as
+        ``inputs`` without dropout); ``activations[0]`` is None.
+    kept : list
+        Boolean masks of the units dropout kept, or None.
+    keep_scale : float
+        ``1 / (1 - dropout)``: kept units are scaled by it, so that a unit's
+        expected output is the same in training and in ``predict``.
+    """
+
+    def __init__(self, X):
+        self.inputs, self.activations, self.kept = [X], [None], [None]
+        self.keep_scale = 1.0
+
+    def __len__(self):
+        return len(self.inputs)
+
+
+def forward(X, coefs, intercepts, activation, *, dropout=0.0, random_state=None):
     """Scores of every sample, and the cache needed by :func:`backward`.
 
     Parameters
@@ -168,25 +195,38 @@ def forward(X, coefs, intercepts, activation):
         Bias vectors.
     activation : {"identity", "logistic", "tanh", "relu"}
         Hidden-layer activation.
+    dropout : float in [0, 1), default=0.0
+        Probability of zeroing each hidden unit's output (training only);
+        the kept ones are scaled by ``1 / (1 - dropout)`` ("inverted"
+        dropout, so that ``predict`` needs no rescaling).
+    random_state : numpy.random.Generator, default=None
+        Draws the dropout masks; required when ``dropout > 0``.
 
     Returns
     -------
     scores : ndarray of shape (n_samples,)
         Output of the network.
-    cache : list, length ``len(coefs)``
-        The input of every layer: ``cache[0]`` is ``X`` itself and
-        ``cache[i]`` (``i >= 1``), of shape ``(n_samples, coefs[i].shape[0])``,
-        the output of hidden layer ``i``. Treat it as opaque; it is only read
-        (never modified) by :func:`backward`.
+    cache : ForwardCache
+        Only read (never modified) by :func:`backward`.
     """
     _check_activation(activation)
-    cache = [X]
+    cache = ForwardCache(X)
+    if dropout:
+        cache.keep_scale = 1.0 / (1.0 - dropout)
     A = X
     for i, (coef, intercept) in enumerate(zip(coefs, intercepts)):
         hidden = i < len(coefs) - 1
         A = _layer(A, coef, intercept, activation if hidden else None, i == 0)
         if hidden:
-            cache.append(A)
+            cache.activations.append(A)
+            if dropout:
+                kept = random_state.random(A.shape, dtype=np.float32) >= dropout
+                A = A * kept
+                A *= A.dtype.type(cache.keep_scale)
+                cache.kept.append(kept)
+            else:
+                cache.kept.append(None)
+            cache.inputs.append(A)
     return A[:, 0], cache
 
 
@@ -227,7 +267,7 @@ def backward(cache, upstream, coefs, activation):
 
     Parameters
     ----------
-    cache : list
+    cache : ForwardCache
         Second output of :func:`forward` for the same ``coefs`` (not modified).
     upstream : array-like of shape (n_samples,)
         Gradient of the loss with respect to each score.
@@ -250,13 +290,16 @@ def backward(cache, upstream, coefs, activation):
     coef_grads = [None] * n_layers
     intercept_grads = [None] * n_layers
     for i in range(n_layers - 1, -1, -1):
-        A = cache[i]
+        A = cache.inputs[i]
         grad = safe_sparse_dot(A.T, delta) if i == 0 else A.T @ delta
         coef_grads[i] = np.asarray(grad, dtype=dtype)
         intercept_grads[i] = delta.sum(axis=0)
         if i > 0:
-            delta = delta @ coefs[i].T  # dC/dA of hidden layer i
-            _DERIVATIVES[activation](A, delta)  # -> dC/dZ of hidden layer i
+            delta = delta @ coefs[i].T  # dC/d(input) of layer i
+            if cache.kept[i] is not None:  # back through the dropout
+                delta *= cache.kept[i]
+                delta *= dtype.type(cache.keep_scale)
+            _DERIVATIVES[activation](cache.activations[i], delta)  # -> dC/dZ
     return coef_grads, intercept_grads
 
 

@@ -9,7 +9,7 @@ is computed here once: ideal DCG@k, AP normalizers, gains. Then
 
 import numpy as np
 
-from . import _kernels, _lambdas
+from . import _kernels, _lambdas, _listwise
 from ._groups import query_of_row
 from ._jit import over_queries
 
@@ -56,6 +56,11 @@ class RankNetObjective:
         self.sigma = float(sigma)
         self.n_threads = n_threads
 
+    @staticmethod
+    def query_work(offsets):
+        """Inner-loop steps of each query (at most): its pairs."""
+        return pair_work(offsets)
+
     def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
         """dC/ds of a minibatch and the cost of each of its queries.
 
@@ -82,7 +87,8 @@ class RankNetObjective:
 
 
 class LambdaRankObjective:
-    """RankNet's pair cross-entropy weighted by |delta NDCG@k| or |delta AP@k|.
+    """RankNet's pair cross-entropy weighted by |delta NDCG@k| or |delta AP@k|,
+    or by LambdaLoss's NDCG weights.
 
     Parameters
     ----------
@@ -97,19 +103,37 @@ class LambdaRankObjective:
         Truncation; ``None`` uses the longest query, i.e. every pair.
     gain : {"exponential", "linear"}
         NDCG gain (ignored for "map").
+    pair_weighting : {"lambdarank", "ndcg_loss2", "ndcg_loss2++"}, default="lambdarank"
+        |delta metric| weights, or one of LambdaLoss's (``metric="ndcg"``
+        only); see :data:`._lambdas.LAMBDARANK`.
     n_threads : int, default=1
         Threads for the kernel (large batches only).
     """
 
-    def __init__(self, labels, offsets, *, sigma, metric, k, gain, n_threads=1):
+    def __init__(
+        self, labels, offsets, *, sigma, metric, k, gain, pair_weighting="lambdarank", n_threads=1
+    ):
+        if pair_weighting not in _lambdas.PAIR_WEIGHTINGS:
+            raise ValueError(
+                f"pair_weighting must be one of {sorted(_lambdas.PAIR_WEIGHTINGS)}; got {pair_weighting!r}."
+            )
+        if pair_weighting != "lambdarank" and metric != "ndcg":
+            raise ValueError(
+                f"pair_weighting={pair_weighting!r} is one of LambdaLoss's NDCG weightings and "
+                f"needs metric='ndcg'; got metric={metric!r}. Use pair_weighting='lambdarank' "
+                "to weight pairs by |delta AP|."
+            )
         self.sigma = float(sigma)
         self.n_threads = n_threads
         self.use_ap = metric == "map"
+        self.weighting = _lambdas.PAIR_WEIGHTINGS[pair_weighting]
         longest = max(int(np.diff(offsets).max(initial=1)), 1)
         self.k = longest if k is None else int(k)
         discounts = _kernels.discount_table(longest)
         discounts[self.k :] = 0.0
         self.discounts = discounts
+        # Not cut at k: only the gains' normaliser (ideal DCG@k) is.
+        self.by_distance = _lambdas.distance_weights(longest, pair_weighting)
         n_queries = len(offsets) - 1
         sizes = np.diff(offsets)
         query = query_of_row(offsets)
@@ -124,12 +148,50 @@ class LambdaRankObjective:
             best = np.bincount(query, weights=self.utility * discounts[rank], minlength=n_queries)
         self.norms = np.divide(1.0, best, out=np.zeros_like(best), where=best > 0)
 
+    def query_work(self, offsets):
+        """Inner-loop steps of each query (at most): its pairs touching the top k."""
+        return pair_work(offsets, self.k)
+
     def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
         """dC/ds of a minibatch and the cost of each of its queries; see
         :meth:`RankNetObjective.gradient`."""
         outputs = np.empty(len(scores)), np.zeros(len(offsets) - 1)
         inputs = (
             scores, self.utility[rows], self.norms[queries], offsets, self.discounts,
-            self.k, self.use_ap, self.sigma, with_cost,
+            self.by_distance, self.weighting, self.k, self.use_ap, self.sigma, with_cost,
         )
         return _run(_lambdas.lambdarank_chunk, inputs, outputs, offsets, self.n_threads, self.k)
+
+
+class ListNetObjective:
+    """ListNet's softmax cross-entropy between each query's label
+    distribution and the softmax of its scores (see ``_listwise.py``).
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_samples,)
+        Arranged query by query (any order inside a query).
+    offsets : ndarray of shape (n_queries + 1,)
+    sigma : float
+        Inverse temperature of the softmax.
+    n_threads : int, default=1
+    """
+
+    def __init__(self, labels, offsets, *, sigma, n_threads=1):
+        self.labels = labels
+        self.sigma = float(sigma)
+        self.n_threads = n_threads
+
+    @staticmethod
+    def query_work(offsets):
+        """Inner-loop steps of each query: its documents."""
+        return np.diff(offsets)
+
+    def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
+        """dC/ds of a minibatch and the cost of each of its queries; see
+        :meth:`RankNetObjective.gradient`."""
+        grad, cost = np.empty(len(scores)), np.zeros(len(offsets) - 1)
+        args = (scores, self.labels[rows], offsets, self.sigma, with_cost, grad, cost)
+        work = self.query_work(offsets)
+        over_queries(_listwise.softmax_chunk, args, offsets, self.n_threads, int(work.sum()), work)
+        return grad, cost

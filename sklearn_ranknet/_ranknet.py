@@ -40,10 +40,12 @@ class RankNetRanker(BaseRanker):
         validation NDCG@10) that resets the patience counter.
     n_iter_no_change : int, default=10
         Epochs without improvement before training stops.
-    early_stopping : bool, default=False
+    early_stopping : bool or "auto", default=False
         Hold out ``validation_fraction`` of the *queries*, monitor their
         NDCG@10 after every epoch, stop when it stops improving and keep the
-        best weights.
+        best weights. "auto" turns it on when the training data has at least
+        10,000 rows, as ``HistGradientBoostingRegressor`` does. Not with
+        ``partial_fit``, nor with L-BFGS (True is then an error).
     validation_fraction : float, default=0.1
         Fraction of queries held out for early stopping.
     momentum : float, default=0.9
@@ -64,6 +66,20 @@ class RankNetRanker(BaseRanker):
         ``-1`` means every core; BLAS then runs on one thread during the fit,
         because its idle workers spin and take the pool's cores. More
         threads pay off for long queries and small networks.
+    feature_scaling : {"log1p", "standard"} or None, default="log1p"
+        Input scaling fitted on the training rows, so that raw features need
+        no scaler: "log1p" maps each value x to sign(x) * log1p(|x|) and then
+        standardizes each feature; "standard" only standardizes; None uses X
+        as given. The standardization is folded into the first layer, so CSR
+        input stays sparse. Statistics come from the first ``fit`` (or
+        ``partial_fit``) and are kept by later ones.
+    dropout : float in [0, 1), default=0.0
+        Probability of dropping each hidden unit during training (inverted
+        dropout: ``predict`` is deterministic and uses every unit).
+    input_noise : float >= 0, default=0.0
+        Standard deviation of Gaussian noise added to the standardized
+        inputs during training only. Sparse minibatches are made dense when
+        it is positive.
 
     Attributes
     ----------
@@ -86,6 +102,12 @@ class RankNetRanker(BaseRanker):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
+    feature_mean_ : ndarray of shape (n_features_in_,) or None
+        Mean of each (log-transformed, with ``feature_scaling="log1p"``)
+        training feature; None without ``feature_scaling``.
+    feature_scale_ : ndarray of shape (n_features_in_,) or None
+        Its standard deviation (1 for a constant feature). ``coefs_[0]``
+        applies to the standardized features.
 
     Notes
     -----
@@ -130,6 +152,9 @@ class RankNetRanker(BaseRanker):
         verbose=False,
         sigma=0.5,
         n_jobs=None,
+        feature_scaling="log1p",
+        dropout=0.0,
+        input_noise=0.0,
     ):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes,
@@ -149,6 +174,9 @@ class RankNetRanker(BaseRanker):
             verbose=verbose,
             sigma=sigma,
             n_jobs=n_jobs,
+            feature_scaling=feature_scaling,
+            dropout=dropout,
+            input_noise=input_noise,
         )
 
     def _make_objective(self, labels, offsets):

@@ -24,11 +24,12 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from . import _network
-from ._groups import group_rows, query_of_row, segments_of
+from ._groups import group_rows, query_of_row, query_weights, segments_of
 from ._jit import as_kernel_array, map_blocks
 from ._objectives import label_sorted_order, pair_work
 from ._optim import SGD, Adam
@@ -59,19 +60,23 @@ class TrainingSet:
     y : ndarray of shape (n_rows,)
         Labels in that order.
     offsets : ndarray of shape (n_queries + 1,)
+    weights : ndarray of shape (n_queries,) or None
+        Query weights (``sample_weight``); ``None`` weighs queries equally.
     objective : objective built for these queries
     """
 
-    def __init__(self, X, rows, y, offsets, make_objective):
+    def __init__(self, X, rows, y, offsets, make_objective, weights=None):
         self.X, self.rows, self.y, self.offsets = X, rows, y, offsets
+        self.weights = weights
         self.objective = make_objective(y, offsets)
 
     @classmethod
-    def from_input(cls, X, y, groups, make_objective):
+    def from_input(cls, X, y, groups, make_objective, sample_weight=None):
         arranged = group_rows(groups, len(y))
+        weights = query_weights(arranged, sample_weight)
         base = arranged.order if arranged.order is not None else np.arange(len(y))
         rows = base[label_sorted_order(arranged.arrange(y), arranged.offsets)]
-        return cls(X, rows, y[rows], arranged.offsets, make_objective)
+        return cls(X, rows, y[rows], arranged.offsets, make_objective, weights)
 
     @property
     def n_queries(self):
@@ -84,18 +89,36 @@ class TrainingSet:
 
     def subset(self, queries, make_objective):
         """A training set of the given queries (positions, kept in order)."""
-        positions, offsets = self.positions_of(np.asarray(queries, dtype=np.int64))
-        return TrainingSet(self.X, self.rows[positions], self.y[positions], offsets, make_objective)
+        queries = np.asarray(queries, dtype=np.int64)
+        positions, offsets = self.positions_of(queries)
+        weights = None if self.weights is None else self.weights[queries]
+        return TrainingSet(
+            self.X, self.rows[positions], self.y[positions], offsets, make_objective, weights
+        )
 
-    def features(self, positions):
+    @property
+    def mean_weight(self):
+        return 1.0 if self.weights is None else float(self.weights.mean())
+
+    def mean_of_queries(self, values):
+        """Mean of per-query ``values`` under the query weights."""
+        if self.weights is None:
+            return float(values.sum()) / max(self.n_queries, 1)
+        return float(values @ self.weights) / self.weights.sum()
+
+    def row_weights(self):
+        """The query weight of every row (for the metrics), or None."""
+        return None if self.weights is None else np.repeat(self.weights, np.diff(self.offsets))
+
+    def features(self, ranker, positions):
         """The rows of ``X`` at ``positions`` (an index array or a slice),
-        gathered."""
-        return self.X[self.rows[positions]]
+        gathered and made ready for ``ranker``'s network."""
+        return ranker._network_rows(self.X, self.rows[positions])
 
 
 def _loss_sample(data, random_state, make_objective):
     """Whole queries within the loss budgets: all of them when they fit."""
-    pairs = pair_work(data.offsets, getattr(data.objective, "k", None))
+    pairs = data.objective.query_work(data.offsets)
     sizes = np.diff(data.offsets)
     if pairs.sum() <= LOSS_SAMPLE_PAIRS and sizes.sum() <= LOSS_SAMPLE_ROWS:
         return data
@@ -110,11 +133,12 @@ def _loss_sample(data, random_state, make_objective):
 def _scores(ranker, data):
     """Scores of every row of ``data`` (float64), gathered and scored block
     by block so that no copy of its rows of X is ever whole."""
-    coefs, intercepts, activation = ranker.coefs_, ranker.intercepts_, ranker.activation
+    coefs, intercepts = ranker._network_params(data.X)
+    activation = ranker.activation
     blocks = _row_blocks(len(data.rows), coefs, max_rows=SCORE_BLOCK_ROWS)
 
     def score(block):
-        return _network.predict_scores(data.features(block), coefs, intercepts, activation)
+        return _network.predict_scores(data.features(ranker, block), coefs, intercepts, activation)
 
     return as_kernel_array(np.concatenate(map_blocks(score, blocks, ranker._n_threads())))
 
@@ -125,14 +149,17 @@ def objective_value(ranker, data):
     positions = np.arange(len(data.rows))
     queries = np.arange(data.n_queries)
     _, cost = data.objective.gradient(scores, positions, queries, data.offsets, with_cost=True)
-    return float(cost.sum()) / max(data.n_queries, 1) + _network.l2_penalty(ranker.coefs_, ranker.alpha)
+    return data.mean_of_queries(cost) + _network.l2_penalty(ranker.coefs_, ranker.alpha)
 
 
 def validation_score(ranker, data):
     """NDCG@10 of a held-out training set under the current weights."""
     scores = _scores(ranker, data)
     gain = getattr(ranker, "gain", "exponential")
-    return ndcg_score(data.y, scores, groups=query_of_row(data.offsets), k=SCORE_K, gain=gain)
+    return ndcg_score(
+        data.y, scores, groups=query_of_row(data.offsets), k=SCORE_K, gain=gain,
+        sample_weight=data.row_weights(),
+    )
 
 
 def split_validation(ranker, data):
@@ -147,6 +174,12 @@ def split_validation(ranker, data):
     shuffled = ranker._random_state.permutation(n_queries)
     train = data.subset(np.sort(shuffled[n_val:]), ranker._make_objective)
     val = data.subset(np.sort(shuffled[:n_val]), ranker._make_objective)
+    for part, name in ((train, "training"), (val, "validation")):
+        if part.weights is not None and not part.weights.any():
+            raise ValueError(
+                f"Every {name} query of the early-stopping split has sample_weight 0; "
+                "give more queries a positive weight or set early_stopping=False."
+            )
     return train, val
 
 
@@ -163,7 +196,7 @@ def _epoch_batches(data, order, batch_size):
 def fit_stochastic(ranker, data, incremental):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
     or until the loss (or the validation NDCG) stops improving."""
-    early_stopping = ranker.early_stopping and not incremental
+    early_stopping = ranker._uses_early_stopping(len(data.rows), incremental)
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
     if early_stopping:
         ranker.validation_scores_ = ranker.validation_scores_ or []
@@ -237,17 +270,35 @@ def _step(ranker, train, positions, queries, offsets, n_threads):
     in fixed blocks, on ``n_threads`` threads: each block's forward pass, then
     the lambda kernel over the whole batch, then each block's backward pass.
     """
-    coefs, intercepts, activation = ranker.coefs_, ranker.intercepts_, ranker.activation
+    coefs, intercepts = ranker._network_params(train.X)
+    activation, dropout = ranker.activation, ranker.dropout
     blocks = _row_blocks(len(positions), coefs)
+    # One seed per block, drawn here: the random draws do not depend on the
+    # threads that run the blocks.
+    random = bool(dropout or ranker.input_noise)
+    seeds = ranker._random_state.randint(2**31, size=len(blocks)) if random else [None] * len(blocks)
 
-    def forward(block):
-        return _network.forward(train.features(positions[block]), coefs, intercepts, activation)
+    def forward(indexed):
+        block, seed = indexed
+        generator = np.random.default_rng(seed) if random else None
+        rows = train.features(ranker, positions[block])
+        if ranker.input_noise:
+            rows = _with_input_noise(ranker, rows, generator)
+        return _network.forward(
+            rows, coefs, intercepts, activation, dropout=dropout, random_state=generator
+        )
 
-    passes = map_blocks(forward, blocks, n_threads)
+    passes = map_blocks(forward, list(zip(blocks, seeds)), n_threads)
     scores = passes[0][0] if len(passes) == 1 else np.concatenate([s for s, _ in passes])
     # Lambdas in float64 whatever the network's dtype: the pair sums cancel.
     grad, _ = train.objective.gradient(as_kernel_array(scores), positions, queries, offsets)
-    grad /= len(queries)
+    # Each query counts by its weight relative to the mean weight, so that
+    # over an epoch the steps follow the weighted mean of the query costs.
+    if train.weights is None:
+        grad /= len(queries)
+    else:
+        scale = train.weights[queries] / (len(queries) * train.mean_weight)
+        grad *= np.repeat(scale, np.diff(offsets))
 
     def backward(indexed):
         (_, cache), block = indexed
@@ -258,9 +309,35 @@ def _step(ranker, train, positions, queries, offsets, n_threads):
     for more_coefs, more_intercepts in partials[1:]:  # in block order
         for total, part in zip(coef_grads + intercept_grads, more_coefs + more_intercepts):
             total += part
-    _network.add_l2(coef_grads, coefs, ranker.alpha)
+    ranker._model_gradient(train.X, coef_grads, intercept_grads)
+    _freeze_output_intercept(intercept_grads)
+    _network.add_l2(coef_grads, ranker.coefs_, ranker.alpha)
     ranker._optimizer.update(coef_grads + intercept_grads)
     ranker.t_ += len(positions)
+
+
+def _freeze_output_intercept(intercept_grads):
+    """Every ranking cost is unchanged when all scores of a query shift
+    together, so the gradient of the output intercept is 0 but for rounding.
+    Adam would turn that noise into full-size steps (it divides by the
+    gradient's own size): a random walk of the scores' offset that depends
+    on the float precision. The offset never changes a ranking; keep it."""
+    intercept_grads[-1][...] = 0.0
+
+
+def _with_input_noise(ranker, rows, generator):
+    """Gathered rows (a copy) plus Gaussian noise of standard deviation
+    ``input_noise`` in standardized units. Sparse rows become dense (noise
+    touches every entry) but stay unstandardized, as their folded first
+    layer expects: their noise is scaled by each feature's spread."""
+    folded = sp.issparse(rows) and ranker._input_scaling is not None
+    rows = rows.toarray() if sp.issparse(rows) else rows
+    noise = generator.standard_normal(rows.shape, dtype=rows.dtype)
+    noise *= rows.dtype.type(ranker.input_noise)
+    if folded:
+        noise *= ranker._input_scaling.scale
+    rows += noise
+    return rows
 
 
 def fit_lbfgs(ranker, data):
@@ -273,18 +350,31 @@ def fit_lbfgs(ranker, data):
     # are arranged for the kernel and its gradient put back, so X is never
     # gathered.
     inverse_order = data.rows
+    if data.weights is None:
+        row_share = 1.0 / n_queries
+    else:
+        row_share = data.row_weights() / data.weights.sum()
+
+    scaling = ranker._input_scaling
+    # The whole X at once: with input scaling, one scaled copy (L-BFGS is for
+    # small data).
+    X = data.X if scaling is None else scaling.rows(data.X, slice(None))
 
     def cost_and_gradient(vector):
         coefs, intercepts = _network.unpack(vector, sizes)
-        scores, cache = _network.forward(data.X, coefs, intercepts, ranker.activation)
+        weights = (coefs, intercepts) if scaling is None else scaling.network_params(X, coefs, intercepts)
+        scores, cache = _network.forward(X, *weights, ranker.activation)
         grad, cost = data.objective.gradient(
             as_kernel_array(scores[inverse_order]), positions, all_queries, data.offsets, with_cost=True
         )
         upstream = np.zeros(data.X.shape[0])
-        upstream[inverse_order] = grad / n_queries
-        coef_grads, intercept_grads = _network.backward(cache, upstream, coefs, ranker.activation)
+        upstream[inverse_order] = grad * row_share
+        coef_grads, intercept_grads = _network.backward(cache, upstream, weights[0], ranker.activation)
+        if scaling is not None:
+            scaling.model_gradient(X, coef_grads, intercept_grads)
+        _freeze_output_intercept(intercept_grads)
         _network.add_l2(coef_grads, coefs, ranker.alpha)
-        value = cost.sum() / n_queries + _network.l2_penalty(coefs, ranker.alpha)
+        value = data.mean_of_queries(cost) + _network.l2_penalty(coefs, ranker.alpha)
         return value, _network.pack(coef_grads, intercept_grads)
 
     ranker.loss_curve_ = []

@@ -34,7 +34,7 @@ from sklearn.utils import assert_all_finite, column_or_1d
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from . import _kernels
-from ._groups import group_rows
+from ._groups import group_rows, query_weights
 from ._jit import as_kernel_array, effective_n_jobs, over_queries
 from ._validation import check_relevance_labels
 
@@ -55,6 +55,7 @@ _COMMON_CONSTRAINTS = {
     "ignore_ties": ["boolean"],
     "empty_query_score": [Interval(Real, 0, 1, closed="both"), None],
 }
+_MEAN_CONSTRAINTS = {"sample_weight": ["array-like", None]}
 _NDCG_CONSTRAINTS = {
     **_COMMON_CONSTRAINTS,
     "gain": [StrOptions({"exponential", "linear"})],
@@ -98,6 +99,12 @@ def ndcg_per_query(
     >>> ids.tolist(), values.round(3).tolist()
     (['a', 'b'], [0.964, 1.0])
     """
+    query_groups, values, empty = _ndcg_values(y_true, y_score, groups, k, gain, ignore_ties)
+    return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
+
+
+def _ndcg_values(y_true, y_score, groups, k, gain, ignore_ties):
+    """NDCG@k of every query and which queries are empty."""
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
     check_relevance_labels(y_true, exponential_gain=gain == "exponential")
     longest = int(query_groups.sizes.max())
@@ -111,7 +118,7 @@ def ndcg_per_query(
         _cap(k, longest),
         ignore_ties,
     )
-    return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
+    return query_groups, values, empty
 
 
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
@@ -149,20 +156,26 @@ def ap_per_query(
     >>> ids.tolist(), values.round(4).tolist()
     ([7, 8], [0.9167, 1.0])
     """
+    query_groups, values, empty = _ap_values(y_true, y_score, groups, k, ignore_ties)
+    return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
+
+
+def _ap_values(y_true, y_score, groups, k, ignore_ties):
+    """AP@k of every query and which queries have no relevant document."""
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
     check_relevance_labels(y_true, exponential_gain=False)
     longest = int(query_groups.sizes.max())
     values, empty = _per_query(
         _kernels.ap_chunk, query_groups, y_true, y_score, _cap(k, longest), ignore_ties
     )
-    return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
+    return query_groups, values, empty
 
 
 # --------------------------------------------------------------------------
 # Means over queries
 
 
-@validate_params(_NDCG_CONSTRAINTS, prefer_skip_nested_validation=True)
+@validate_params({**_NDCG_CONSTRAINTS, **_MEAN_CONSTRAINTS}, prefer_skip_nested_validation=True)
 def ndcg_score(
     y_true,
     y_score,
@@ -172,6 +185,7 @@ def ndcg_score(
     gain="exponential",
     ignore_ties=False,
     empty_query_score=1.0,
+    sample_weight=None,
 ):
     """Normalized discounted cumulative gain, averaged over queries.
 
@@ -200,6 +214,10 @@ def ndcg_score(
     empty_query_score : float in [0, 1] or None, default=1.0
         Score of a query whose ideal DCG is 0 (no document with a positive
         label). ``None`` leaves such queries out of the mean.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each row's query, the same on every row of a query: the
+        result is the weighted mean over queries. ``None`` weighs queries
+        equally.
 
     Returns
     -------
@@ -235,20 +253,11 @@ def ndcg_score(
     >>> round(ndcg_score(y_true, y_score, groups=groups, k=1, gain="linear"), 4)
     0.9167
     """
-    return _mean_over_queries(
-        *ndcg_per_query(
-            y_true,
-            y_score,
-            groups=groups,
-            k=k,
-            gain=gain,
-            ignore_ties=ignore_ties,
-            empty_query_score=empty_query_score,
-        )
-    )
+    query_groups, values, empty = _ndcg_values(y_true, y_score, groups, k, gain, ignore_ties)
+    return _mean_over_queries(query_groups, values, empty, empty_query_score, sample_weight)
 
 
-@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
+@validate_params({**_COMMON_CONSTRAINTS, **_MEAN_CONSTRAINTS}, prefer_skip_nested_validation=True)
 def map_score(
     y_true,
     y_score,
@@ -257,6 +266,7 @@ def map_score(
     k=None,
     ignore_ties=False,
     empty_query_score=1.0,
+    sample_weight=None,
 ):
     """Mean average precision (MAP@k) over queries.
 
@@ -282,6 +292,10 @@ def map_score(
     empty_query_score : float in [0, 1] or None, default=1.0
         Score of a query with no relevant document. ``None`` leaves such
         queries out of the mean.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each row's query, the same on every row of a query: the
+        result is the weighted mean over queries. ``None`` weighs queries
+        equally.
 
     Returns
     -------
@@ -314,16 +328,8 @@ def map_score(
     >>> round(map_score(y_true, y_score, groups=groups, ignore_ties=True), 4)
     0.6667
     """
-    return _mean_over_queries(
-        *ap_per_query(
-            y_true,
-            y_score,
-            groups=groups,
-            k=k,
-            ignore_ties=ignore_ties,
-            empty_query_score=empty_query_score,
-        )
-    )
+    query_groups, values, empty = _ap_values(y_true, y_score, groups, k, ignore_ties)
+    return _mean_over_queries(query_groups, values, empty, empty_query_score, sample_weight)
 
 
 # --------------------------------------------------------------------------
@@ -375,14 +381,28 @@ def _fill_empty(query_ids, values, empty, empty_query_score):
     return query_ids, values
 
 
-def _mean_over_queries(query_ids, values):
+def _mean_over_queries(query_groups, values, empty, empty_query_score, sample_weight):
+    """The (weighted) mean of per-query values, empty queries filled or left
+    out as ``empty_query_score`` says."""
+    weights = query_weights(query_groups, sample_weight)
+    if empty_query_score is None:
+        values = values[~empty]
+        weights = None if weights is None else weights[~empty]
+    else:
+        values[empty] = empty_query_score
     if len(values) == 0:
         raise ValueError(
             "No query has a relevant document, and empty_query_score=None "
             "leaves such queries out, so there is nothing to average. Give "
             "empty_query_score a value (1.0 or 0.0) to score them."
         )
-    return float(np.mean(values))
+    if weights is None:
+        return float(np.mean(values))
+    if not weights.any():
+        raise ValueError(
+            "sample_weight is zero for every query left in the mean; nothing to average."
+        )
+    return float(np.average(values, weights=weights))
 
 
 # --------------------------------------------------------------------------
@@ -398,16 +418,16 @@ _ROUTING_HELP = (
 )
 
 
-def _ndcg_by_query(y_true, y_pred, *, groups=None, **kwargs):
+def _ndcg_by_query(y_true, y_pred, *, groups=None, sample_weight=None, **kwargs):
     if groups is None:
         raise ValueError(_ROUTING_HELP.format(name="ndcg_scorer"))
-    return ndcg_score(y_true, y_pred, groups=groups, **kwargs)
+    return ndcg_score(y_true, y_pred, groups=groups, sample_weight=sample_weight, **kwargs)
 
 
-def _map_by_query(y_true, y_pred, *, groups=None, **kwargs):
+def _map_by_query(y_true, y_pred, *, groups=None, sample_weight=None, **kwargs):
     if groups is None:
         raise ValueError(_ROUTING_HELP.format(name="map_scorer"))
-    return map_score(y_true, y_pred, groups=groups, **kwargs)
+    return map_score(y_true, y_pred, groups=groups, sample_weight=sample_weight, **kwargs)
 
 
 def _grouped_scorer(score_func, check_func, metric_kwargs):
@@ -447,7 +467,10 @@ def ndcg_scorer(k=10, **metric_kwargs):
     -------
     scorer : callable
         ``scorer(estimator, X, y, groups=...)``, greater is better. Usable as
-        ``scoring=`` alone or in a dict of several scorers.
+        ``scoring=`` alone or in a dict of several scorers. For a weighted
+        mean over queries, ask for the weights too:
+        ``scorer.set_score_request(groups=True, sample_weight=True)`` (the
+        call replaces the scorer's requests, so name ``groups`` again).
 
     Examples
     --------

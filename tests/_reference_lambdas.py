@@ -1,5 +1,6 @@
 """Slow, obvious pure-Python lambdas: every pair visited, every |delta Z| found
-by swapping the two documents and recomputing the metric from scratch."""
+by swapping the two documents and recomputing the metric from scratch, every
+LambdaLoss weight written out from its definition (Wang et al., CIKM 2018)."""
 
 import math
 
@@ -47,41 +48,94 @@ def _softplus(x):
     return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
 
 
-def pair_lambdas(scores, labels, *, sigma=1.0, weighting=None, k=None, exponential=True):
-    """Gradient dC/ds and cost of one query.
+def _gain(y, exponential):
+    return 2.0**y - 1.0 if exponential else float(y)
 
-    weighting=None is RankNet: the mean cross-entropy over label-differing
-    pairs. "ndcg" / "map" is LambdaRank: each pair's cross-entropy weighted by
-    |change of NDCG@k or AP@k| when the two documents swap places in the
-    current ranking, only for pairs with a document in the top k.
+
+def _inverse_d(rank):
+    """1 / D(rank) = 1 / log2(1 + rank), rank 1-based."""
+    return 1.0 / math.log2(1.0 + rank)
+
+
+def pair_weights(scores, labels, *, weighting, k=None, exponential=True, mu=10.0):
+    """{(i, j): weight} for every pair with labels[i] > labels[j] that the
+    weighting visits, by the current ranking (ties in input order).
+
+    "ndcg" / "map": |change of NDCG@k or AP@k| when i and j swap places.
+    "ndcg_loss2": delta_ij |G_i - G_j| with G = gain / ideal DCG@k and
+    delta_ij = |1/D(|r_i - r_j|) - 1/D(|r_i - r_j| + 1)|, D(r) = log2(1 + r).
+    "ndcg_loss2++": mu delta_ij |G_i - G_j| plus the "ndcg" weight.
+    Only pairs with a document in the top k, whatever the weighting.
     """
     n = len(scores)
     k = n if k is None else k
     ranking = _ranking(scores)
-    rank_of = {row: r for r, row in enumerate(ranking)}
-    if weighting == "ndcg":
-        metric = lambda order: _ndcg_at_k(labels, order, k, exponential)  # noqa: E731
-    elif weighting == "map":
-        metric = lambda order: _ap_at_k(labels, order, k)  # noqa: E731
-    grad = [0.0] * n
-    cost = 0.0
-    n_pairs = 0
+    rank = {row: r + 1 for r, row in enumerate(ranking)}  # 1-based
+    ideal = sorted(labels, reverse=True)
+    ideal_dcg = sum(_gain(y, exponential) * _inverse_d(r + 1) for r, y in enumerate(ideal[:k]))
+
+    def delta_metric(i, j, metric):
+        return abs(metric(_swapped(ranking, i, j)) - metric(ranking))
+
+    def ndcg(order):
+        return _ndcg_at_k(labels, order, k, exponential)
+
+    def ap(order):
+        return _ap_at_k(labels, order, k)
+
+    weights = {}
     for i in range(n):
         for j in range(n):
             if not labels[i] > labels[j]:
                 continue
-            n_pairs += 1
-            if weighting is None:
-                weight = 1.0
+            if min(rank[i], rank[j]) > k:
+                continue
+            if weighting == "ndcg":
+                weight = delta_metric(i, j, ndcg)
+            elif weighting == "map":
+                weight = delta_metric(i, j, ap)
             else:
-                if min(rank_of[i], rank_of[j]) >= k:
-                    continue
-                weight = abs(metric(_swapped(ranking, i, j)) - metric(ranking))
-            rho = _sigmoid_of_gap(sigma * (scores[i] - scores[j]))
-            grad[i] -= sigma * weight * rho
-            grad[j] += sigma * weight * rho
-            cost += weight * _softplus(-sigma * (scores[i] - scores[j]))
-    if weighting is None and n_pairs > 0:
-        grad = [g / n_pairs for g in grad]
-        cost /= n_pairs
+                if ideal_dcg > 0:
+                    gain_gap = abs(_gain(labels[i], exponential) - _gain(labels[j], exponential)) / ideal_dcg
+                else:
+                    gain_gap = 0.0
+                distance = abs(rank[i] - rank[j])
+                delta = abs(_inverse_d(distance) - _inverse_d(distance + 1))
+                if weighting == "ndcg_loss2":
+                    weight = delta * gain_gap
+                elif weighting == "ndcg_loss2++":
+                    weight = mu * delta * gain_gap + delta_metric(i, j, ndcg)
+                else:
+                    raise ValueError(weighting)
+            weights[i, j] = weight
+    return weights
+
+
+def weighted_pair_lambdas(scores, weights, *, sigma=1.0):
+    """Gradient dC/ds and cost C = sum of weight * softplus(-sigma (s_i - s_j))
+    over the pairs (i, j) of ``weights``, i the better-labelled document."""
+    grad = [0.0] * len(scores)
+    cost = 0.0
+    for (i, j), weight in weights.items():
+        rho = _sigmoid_of_gap(sigma * (scores[i] - scores[j]))
+        grad[i] -= sigma * weight * rho
+        grad[j] += sigma * weight * rho
+        cost += weight * _softplus(-sigma * (scores[i] - scores[j]))
     return grad, cost
+
+
+def ranknet_weights(labels):
+    """RankNet's cost is the mean cross-entropy over label-differing pairs:
+    each pair weighs 1 / their number."""
+    pairs = [(i, j) for i in range(len(labels)) for j in range(len(labels)) if labels[i] > labels[j]]
+    return {pair: 1.0 / len(pairs) for pair in pairs}
+
+
+def pair_lambdas(scores, labels, *, sigma=1.0, weighting=None, k=None, exponential=True):
+    """Gradient dC/ds and cost of one query: RankNet (weighting=None), or
+    LambdaRank / LambdaLoss (see :func:`pair_weights`)."""
+    if weighting is None:
+        weights = ranknet_weights(labels)
+    else:
+        weights = pair_weights(scores, labels, weighting=weighting, k=k, exponential=exponential)
+    return weighted_pair_lambdas(scores, weights, sigma=sigma)

@@ -32,15 +32,17 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_random_state
 
-from sklearn_ranknet import LambdaRankRanker, RankNetRanker
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _jit, _network, _training
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
 
+from ._assertions import assert_same_training
+
 # Most fits here use few epochs on purpose; the convergence warning is noise.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
-RANKERS = [RankNetRanker, LambdaRankRanker]
+RANKERS = [RankNetRanker, LambdaRankRanker, ListNetRanker]
 # The Numba kernels run on one thread in most tests: on a loaded machine the
 # parallel region's thread start-up dominates on these tiny batches (see
 # test_n_jobs_gives_identical_models for the threaded path).
@@ -49,23 +51,6 @@ FAST = dict(n_jobs=1)
 
 # ----------------------------------------------------------------------------
 # Data helpers
-
-
-def assert_same_training(got, expected):
-    """Scores of two fits that differ only in the order of floating-point
-    sums (sparse vs dense products, rows of equal label swapped, queries
-    summed in another order).
-
-    Each score is exact to a few ulps (~1e-15 relative) per step, but every
-    optimizer step passes the difference on, and over the tens of steps of
-    these fits a network amplifies it by orders of magnitude (1e-10 was seen
-    with another numpy build). 1e-6 of the scores' spread leaves four more
-    orders of margin, while a real difference (a lost row, a query split in
-    two, a wrong gradient) moves scores by more than 1e-3 of their spread.
-    """
-    scale = float(np.ptp(expected)) or 1.0
-    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6 * scale)
-
 
 
 @functools.lru_cache(maxsize=None)
@@ -507,11 +492,13 @@ def test_features_around_one_million(cls, params):
     assert 0.0 <= ranker.score(X, y, groups=qid) <= 1.0
 
 
-def _degenerate_queries(rng, n_queries=8, size=4, n_features=4):
+def _degenerate_queries(rng, n_queries=8, size=4, n_features=4, cls=None):
     """Queries whose documents all share one label, plus single-document
-    queries: no pair has different labels anywhere."""
+    queries: no pair has different labels anywhere. For ListNet, whose
+    target is the labels' distribution, the shared label is 0 (no target)."""
     qid = np.r_[np.repeat(np.arange(n_queries), size), np.arange(n_queries, 2 * n_queries)]
-    y = np.r_[np.repeat(rng.randint(0, 4, n_queries), size), rng.randint(0, 4, n_queries)]
+    shared = np.zeros(n_queries, dtype=int) if cls is ListNetRanker else rng.randint(0, 4, n_queries)
+    y = np.r_[np.repeat(shared, size), rng.randint(0, 4, n_queries)]
     X = rng.normal(size=(len(y), n_features))
     return X, y, qid
 
@@ -539,7 +526,7 @@ def test_no_label_differing_pair_only_shrinks_weights(cls):
     # Plain gradient descent (SGD without momentum), one minibatch per epoch:
     # the only gradient is alpha * W, so W <- (1 - lr * alpha) W each epoch
     # and the (unpenalized) intercepts do not move.
-    X, y, qid = _degenerate_queries(np.random.RandomState(1))
+    X, y, qid = _degenerate_queries(np.random.RandomState(1), cls=cls)
     lr, alpha, epochs = 0.1, 0.5, 4
     ranker = cls(
         solver="sgd", momentum=0.0, learning_rate_init=lr, alpha=alpha, max_iter=epochs,
@@ -559,14 +546,15 @@ def test_degenerate_queries_contribute_zero_gradient(cls):
     # queries), so with plain gradient descent on one minibatch a step size
     # scaled by n_all / n_real gives the same model.
     X, y, qid = _small(12, seed=3)
-    Xd, yd, qd = _degenerate_queries(np.random.RandomState(2), n_features=X.shape[1])
+    Xd, yd, qd = _degenerate_queries(np.random.RandomState(2), n_features=X.shape[1], cls=cls)
     n_real, n_all = len(np.unique(qid)), len(np.unique(qid)) + len(np.unique(qd))
     kwargs = dict(
         solver="sgd", momentum=0.0, alpha=0.0, max_iter=5, hidden_layer_sizes=(), sigma=1.0,
-        random_state=0, **FAST,
+        random_state=0, feature_scaling=None,  # the added rows would move the statistics
+        **FAST,
     )
-    real = cls(learning_rate_init=0.01, **kwargs).fit(X, y, groups=qid)
-    mixed = cls(learning_rate_init=0.01 * n_all / n_real, **kwargs).fit(
+    real = cls(learning_rate_init=0.1, **kwargs).fit(X, y, groups=qid)
+    mixed = cls(learning_rate_init=0.1 * n_all / n_real, **kwargs).fit(
         np.r_[X, Xd], np.r_[y, yd], groups=np.r_[qid, qd + 1000]
     )
     assert_same_training(mixed.predict(X), real.predict(X))
@@ -727,6 +715,30 @@ def test_early_stopping_needs_several_queries():
     ranker = LambdaRankRanker(early_stopping=True, validation_fraction=0.6, max_iter=3, **FAST)
     with pytest.raises(ValueError, match="only 2 queries"):
         ranker.fit(X[:10], y[:10], groups=np.r_[np.zeros(5), np.ones(5)])
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+def test_auto_early_stopping_follows_the_number_of_rows(cls, monkeypatch):
+    from sklearn_ranknet import _base
+
+    X, y, qid = _small(20)
+    kwargs = dict(early_stopping="auto", hidden_layer_sizes=(), max_iter=2, random_state=0, **FAST)
+    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y) + 1)
+    assert cls(**kwargs).fit(X, y, groups=qid).validation_scores_ is None
+    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y))
+    ranker = cls(**kwargs).fit(X, y, groups=qid)
+    assert len(ranker.validation_scores_) == ranker.n_iter_ == 2
+    # partial_fit never holds queries out.
+    assert cls(**kwargs).partial_fit(X, y, groups=qid).validation_scores_ is None
+
+
+@pytest.mark.parametrize("cls", [RankNetRanker, ListNetRanker])
+def test_lbfgs_refuses_early_stopping_but_auto_is_off(cls):
+    X, y, qid = _small(10)
+    with pytest.raises(ValueError, match="early_stopping needs a stochastic solver"):
+        cls(solver="lbfgs", early_stopping=True, max_iter=2).fit(X, y, groups=qid)
+    ranker = cls(solver="lbfgs", early_stopping="auto", max_iter=2).fit(X, y, groups=qid)
+    assert ranker.validation_scores_ is None
 
 
 def _stuck_validation_problem(relevant_ranked_first):

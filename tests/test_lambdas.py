@@ -5,14 +5,22 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.preprocessing import StandardScaler
 
-from sklearn_ranknet import _jit
+from sklearn_ranknet import LambdaRankRanker, _jit, _lambdas
+from sklearn_ranknet._lambdas import LAMBDALOSS_MU
 from sklearn_ranknet._objectives import (
     LambdaRankObjective,
     RankNetObjective,
     label_sorted_order,
 )
-from tests._reference_lambdas import pair_lambdas
+from sklearn_ranknet.datasets import make_ranking
+from tests._reference_lambdas import (
+    pair_lambdas,
+    pair_weights,
+    ranknet_weights,
+    weighted_pair_lambdas,
+)
 
 
 def _random_queries(rng, n_queries, max_size, n_score_values=None):
@@ -34,6 +42,36 @@ def _objective(kind, labels, offsets, sigma=1.0, **kwargs):
     return LambdaRankObjective(labels, offsets, sigma=sigma, **kwargs)
 
 
+def _reference_kwargs(kind, kwargs):
+    """pair_lambdas' keywords for an objective's."""
+    if kind == "ranknet":
+        return dict(weighting=None)
+    weighting = kwargs.get("pair_weighting", "lambdarank")
+    return dict(
+        weighting=kwargs["metric"] if weighting == "lambdarank" else weighting,
+        k=kwargs.get("k"), exponential=kwargs.get("gain") != "linear",
+    )
+
+
+def _check_query(grad, cost, scores, labels, sigma, kind, kwargs):
+    """One query's lambdas and cost against the reference.
+
+    Every pair's lambda and cost is found within a few ulp of its weight
+    (lambda = sigma * weight * rho with rho <= 1; a cost near 0 is -log(f)
+    with f near 1, within an ulp of f), and each output sums them: the error
+    is a few ulp of the total weight, times a safety factor for the sums'
+    order. 1e-12 of the total weight (sigma times it for the lambdas)."""
+    reference = _reference_kwargs(kind, kwargs)
+    if reference["weighting"] is None:
+        weights = ranknet_weights(labels)
+    else:
+        weights = pair_weights(scores, labels, **reference)
+    ref_grad, ref_cost = weighted_pair_lambdas(scores, weights, sigma=sigma)
+    total = sum(weights.values())
+    np.testing.assert_allclose(grad, ref_grad, rtol=0, atol=1e-12 * sigma * total)
+    np.testing.assert_allclose(cost, ref_cost, rtol=0, atol=1e-12 * total)
+
+
 def _whole(objective, scores, offsets, with_cost=True):
     n_queries = len(offsets) - 1
     return objective.gradient(
@@ -48,6 +86,12 @@ CASES = [
     ("lambdarank", dict(metric="ndcg", k=None, gain="linear")),
     ("lambdarank", dict(metric="map", k=None, gain="exponential")),
     ("lambdarank", dict(metric="map", k=2, gain="exponential")),
+    ("lambdarank", dict(metric="ndcg", k=None, gain="exponential", pair_weighting="ndcg_loss2")),
+    ("lambdarank", dict(metric="ndcg", k=3, gain="linear", pair_weighting="ndcg_loss2")),
+    ("lambdarank", dict(metric="ndcg", k=None, gain="linear", pair_weighting="ndcg_loss2++")),
+    ("lambdarank", dict(metric="ndcg", k=3, gain="exponential", pair_weighting="ndcg_loss2++")),
+    # k beyond every query's length: the same as k=None
+    ("lambdarank", dict(metric="ndcg", k=20, gain="exponential", pair_weighting="ndcg_loss2++")),
 ]
 
 
@@ -57,16 +101,39 @@ CASES = [
 def test_kernel_matches_reference(kind, kwargs, n_score_values, sigma):
     rng = np.random.RandomState(len(kwargs) + int(sigma * 10))
     scores, labels, offsets = _random_queries(rng, 25, 9, n_score_values)
+    assert np.any(np.diff(offsets) == 1)  # single-document queries
     grad, cost = _whole(_objective(kind, labels, offsets, sigma, **kwargs), scores, offsets)
-    weighting = None if kind == "ranknet" else kwargs["metric"]
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
-        ref_grad, ref_cost = pair_lambdas(
-            scores[lo:hi].tolist(), labels[lo:hi].tolist(), sigma=sigma, weighting=weighting,
-            k=kwargs.get("k"), exponential=kwargs.get("gain") != "linear",
+        _check_query(grad[lo:hi], cost[q], scores[lo:hi].tolist(), labels[lo:hi].tolist(), sigma, kind, kwargs)
+
+
+@pytest.mark.parametrize(
+    "pair_weighting, k",
+    # ("ndcg_loss2++", None) would take the reference's |delta NDCG| of every pair: slow
+    [("ndcg_loss2", None), ("ndcg_loss2", 5), ("ndcg_loss2++", 5)],
+)
+@pytest.mark.parametrize("n_score_values", [None, 40])
+def test_lambdaloss_on_long_queries_matches_reference(pair_weighting, k, n_score_values):
+    """Queries longer than the sorts' small-query paths: the distance term
+    needs the true rank of every document, also below k."""
+    rng = np.random.RandomState(11)
+    sizes = np.array([300, 150, 200])
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    labels = rng.randint(0, 5, size=offsets[-1]).astype(float)
+    order = label_sorted_order(labels, offsets)
+    labels = labels[order]
+    if n_score_values is None:
+        scores = rng.normal(scale=2.0, size=offsets[-1])
+    else:
+        scores = rng.randint(0, n_score_values, size=offsets[-1]).astype(float)
+    kwargs = dict(metric="ndcg", k=k, gain="exponential", pair_weighting=pair_weighting)
+    grad, cost = _whole(_objective("lambdarank", labels, offsets, 1.5, **kwargs), scores, offsets)
+    for q in range(len(offsets) - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        _check_query(
+            grad[lo:hi], cost[q], scores[lo:hi].tolist(), labels[lo:hi].tolist(), 1.5, "lambdarank", kwargs
         )
-        np.testing.assert_allclose(grad[lo:hi], ref_grad, rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(cost[q], ref_cost, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("kind, kwargs", CASES)
@@ -86,6 +153,104 @@ def test_gradient_is_the_derivative_of_the_cost(kind, kwargs):
         down[i] -= eps
         numeric[i] = (_whole(objective, up, offsets)[1].sum() - _whole(objective, down, offsets)[1].sum()) / (2 * eps)
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("kind, kwargs", CASES[1:])
+def test_pair_weights_are_what_multiplies_each_ranknet_pair(kind, kwargs):
+    """While the ranking does not change, the weights are constants, so the
+    mixed derivative d lambda_i / d s_j of a pair (i, j) is that of its one
+    RankNet term times its weight: -w_ij sigma^2 rho (1 - rho). Read off the
+    kernel by central differences, against the reference's weights."""
+    rng = np.random.RandomState(9)
+    n, sigma = 8, 1.3
+    labels = np.array([3.0, 2.0, 2.0, 1.0, 1.0, 0.0, 0.0, 0.0])  # descending, with ties
+    scores = 0.6 * rng.permutation(n) + 0.1 * rng.rand(n)  # gaps >= 0.5: fixed ranks
+    offsets = np.array([0, n])
+    objective = _objective(kind, labels, offsets, sigma, **kwargs)
+    eps = 1e-5
+    numeric = np.empty((n, n))
+    for j in range(n):
+        up, down = scores.copy(), scores.copy()
+        up[j] += eps
+        down[j] -= eps
+        numeric[:, j] = (_whole(objective, up, offsets)[0] - _whole(objective, down, offsets)[0]) / (2 * eps)
+    weights = pair_weights(scores.tolist(), labels.tolist(), **_reference_kwargs(kind, kwargs))
+    expected = np.zeros((n, n))
+    for (i, j), w in weights.items():
+        rho = 1.0 / (1.0 + np.exp(sigma * (scores[i] - scores[j])))
+        expected[i, j] = expected[j, i] = -w * sigma**2 * rho * (1.0 - rho)
+    off_diagonal = ~np.eye(n, dtype=bool)
+    assert np.count_nonzero(expected) > n
+    np.testing.assert_allclose(
+        numeric[off_diagonal], expected[off_diagonal], rtol=1e-6, atol=1e-8 * np.abs(expected).max()
+    )
+
+
+@pytest.mark.parametrize("k", [None, 4])
+def test_ndcg_loss2_plus_plus_is_mu_ndcg_loss2_plus_lambdarank(k):
+    """The three weightings visit the same pairs and the lambdas are linear
+    in the weights."""
+    rng = np.random.RandomState(10)
+    scores, labels, offsets = _random_queries(rng, 30, 15, n_score_values=4)
+    grads = {}
+    for pair_weighting in ("lambdarank", "ndcg_loss2", "ndcg_loss2++"):
+        objective = LambdaRankObjective(
+            labels, offsets, sigma=1.0, metric="ndcg", k=k, gain="exponential", pair_weighting=pair_weighting
+        )
+        grads[pair_weighting] = _whole(objective, scores, offsets)
+    for part in (0, 1):  # gradient, cost
+        combined = LAMBDALOSS_MU * grads["ndcg_loss2"][part] + grads["lambdarank"][part]
+        scale = np.abs(combined).max()
+        np.testing.assert_allclose(grads["ndcg_loss2++"][part], combined, rtol=0, atol=1e-13 * scale)
+
+
+def test_default_pair_weighting_is_lambdarank():
+    rng = np.random.RandomState(12)
+    scores, labels, offsets = _random_queries(rng, 20, 30)
+    kwargs = dict(sigma=1.0, metric="ndcg", k=5, gain="exponential")
+    default = _whole(LambdaRankObjective(labels, offsets, **kwargs), scores, offsets)
+    explicit = _whole(LambdaRankObjective(labels, offsets, pair_weighting="lambdarank", **kwargs), scores, offsets)
+    np.testing.assert_array_equal(default[0], explicit[0])
+    np.testing.assert_array_equal(default[1], explicit[1])
+    assert LambdaRankRanker().pair_weighting == "lambdarank"
+
+
+def test_every_pair_weighting_runs_the_one_compiled_kernel():
+    """The weighting is a table and an int, not a specialization: a new
+    user's first process compiles lambdarank_chunk once."""
+    rng = np.random.RandomState(13)
+    scores, labels, offsets = _random_queries(rng, 5, 10)
+    variants = [("ndcg", "lambdarank"), ("map", "lambdarank"), ("ndcg", "ndcg_loss2"), ("ndcg", "ndcg_loss2++")]
+    for metric, pair_weighting in variants:
+        objective = LambdaRankObjective(
+            labels, offsets, sigma=1.0, metric=metric, k=3, gain="exponential", pair_weighting=pair_weighting
+        )
+        for with_cost in (False, True):
+            _whole(objective, scores, offsets, with_cost=with_cost)
+    assert len(_lambdas.lambdarank_chunk.signatures) == 1
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("pair_weighting", ["ndcg_loss2++", "ndcg_loss2"])
+def test_lambdaloss_ranker_improves_training_ndcg(pair_weighting):
+    X, y, qid = make_ranking(n_queries=40, max_docs=30, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    ranker = LambdaRankRanker(
+        hidden_layer_sizes=(8,), k=10, batch_size=8, pair_weighting=pair_weighting, random_state=0,
+        warm_start=True, max_iter=1, learning_rate_init=1e-12,  # one epoch that moves nothing
+    ).fit(X, y, groups=qid)
+    initial = ranker.score(X, y, groups=qid)
+    ranker.set_params(max_iter=30, learning_rate_init=0.01).fit(X, y, groups=qid)
+    assert ranker.score(X, y, groups=qid) > initial + 0.2  # 0.62 -> 0.96 when written
+
+
+@pytest.mark.parametrize("pair_weighting", ["ndcg_loss2", "ndcg_loss2++"])
+def test_lambdaloss_with_map_raises_at_fit(pair_weighting):
+    X, y, qid = make_ranking(n_queries=5, max_docs=10, random_state=0)
+    ranker = LambdaRankRanker(metric="map", pair_weighting=pair_weighting, max_iter=1)
+    with pytest.raises(ValueError, match="needs metric='ndcg'; got metric='map'"):
+        ranker.fit(X, y, groups=qid)
+    assert not hasattr(ranker, "coefs_")
 
 
 @pytest.mark.parametrize("kind, kwargs", CASES)
@@ -110,7 +275,7 @@ def test_huge_score_gaps_stay_finite_and_exact(kind, kwargs, gap):
     wrong = np.array([-gap, 0.0, gap])
     grad, cost = _whole(objective, wrong, offsets)
     assert np.all(np.isfinite(grad)) and np.all(np.isfinite(cost))
-    ref_grad, ref_cost = pair_lambdas(wrong.tolist(), labels.tolist(), weighting=kwargs.get("metric"), k=kwargs.get("k"), exponential=kwargs.get("gain") != "linear")
+    ref_grad, ref_cost = pair_lambdas(wrong.tolist(), labels.tolist(), **_reference_kwargs(kind, kwargs))
     np.testing.assert_allclose(grad, ref_grad, rtol=1e-12)
     np.testing.assert_allclose(cost, [ref_cost], rtol=1e-12)
     right_grad, right_cost = _whole(objective, -wrong, offsets)
@@ -144,7 +309,8 @@ def test_batch_of_some_queries_equals_those_queries_of_the_whole():
     np.testing.assert_array_equal(batch_cost, cost[queries])
 
 
-def test_one_long_query_with_truncation_needs_no_pair_matrix():
+@pytest.mark.parametrize("pair_weighting", ["lambdarank", "ndcg_loss2++"])
+def test_one_long_query_with_truncation_needs_no_pair_matrix(pair_weighting):
     """200,000 documents, k=30: O(n k) work, O(n) memory (an n x n float64
     matrix would need 320 GB)."""
     rng = np.random.RandomState(7)
@@ -152,7 +318,9 @@ def test_one_long_query_with_truncation_needs_no_pair_matrix():
     labels = np.sort(rng.randint(0, 5, size=n).astype(float))[::-1].copy()
     scores = rng.normal(size=n)
     offsets = np.array([0, n])
-    objective = LambdaRankObjective(labels, offsets, sigma=1.0, metric="ndcg", k=30, gain="exponential")
+    objective = LambdaRankObjective(
+        labels, offsets, sigma=1.0, metric="ndcg", k=30, gain="exponential", pair_weighting=pair_weighting
+    )
     grad, cost = _whole(objective, scores, offsets)
     assert np.all(np.isfinite(grad)) and np.isfinite(cost[0])
     assert abs(grad.sum()) < 1e-9 and np.count_nonzero(grad) > n // 2

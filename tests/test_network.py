@@ -110,6 +110,55 @@ def test_gradient_nonlinear_upstream(activation, hidden, sparse):
     _assert_grads_close(grads, _numerical_grad(loss, coefs, intercepts))
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("hidden", HIDDEN[1:], ids=str)
+@pytest.mark.parametrize("activation", ACTS)
+def test_gradient_with_dropout(activation, hidden, sparse):
+    """With the masks held fixed (the same generator state for every call),
+    dropout is a fixed linear map between layers: backward must be the
+    derivative of the forward pass that drew them."""
+    n_samples, rate = 15, 0.4
+    X = _data(n_samples, sparse, seed=6)
+    coefs, intercepts = _params(hidden, activation, seed=7, scale=1.5)
+    t = np.random.RandomState(8).normal(size=n_samples)
+
+    def dropped_forward(coefs, intercepts):
+        generator = np.random.default_rng(9)
+        return forward(X, coefs, intercepts, activation, dropout=rate, random_state=generator)
+
+    def loss(coefs, intercepts):
+        return np.logaddexp(0.0, dropped_forward(coefs, intercepts)[0] - t).sum()
+
+    scores, cache = dropped_forward(coefs, intercepts)
+    grads = backward(cache, expit(scores - t), coefs, activation)
+    _assert_grads_close(grads, _numerical_grad(loss, coefs, intercepts))
+    # Some units were dropped, some kept, and the kept ones were rescaled.
+    kept = np.concatenate([k.ravel() for k in cache.kept[1:]])
+    assert 0 < kept.mean() < 1
+    for i in range(1, len(coefs)):
+        np.testing.assert_allclose(
+            cache.inputs[i], cache.activations[i] * cache.kept[i] / (1 - rate), rtol=1e-15
+        )
+
+
+def test_dropout_keeps_the_expected_output():
+    """Inverted dropout: averaged over many masks, a hidden layer's output is
+    the output without dropout, so predict needs no rescaling."""
+    X = _data(200, False, seed=1)
+    coefs, intercepts = _params((50,), "relu", seed=2)
+    generator = np.random.default_rng(3)
+    plain = forward(X, coefs, intercepts, "relu")[1].inputs[1]
+    draws = [
+        forward(X, coefs, intercepts, "relu", dropout=0.3, random_state=generator)[1].inputs[1]
+        for _ in range(400)
+    ]
+    # Each unit's mean over 400 Bernoulli(0.7) masks / 0.7: standard error
+    # sqrt(0.3 / (0.7 * 400)) ~ 3.3 % of the value; the mean over all units
+    # and rows averages that away.
+    ratio = np.mean(draws, axis=0).sum() / plain.sum()
+    assert abs(ratio - 1) < 0.01
+
+
 def test_l2_penalty_and_gradient():
     coefs, _ = _params((5, 3), "tanh")
     grads = [np.ones_like(c) for c in coefs]
@@ -132,11 +181,11 @@ def test_backward_does_not_mutate_cache(activation, hidden):
     coefs, intercepts = _params(hidden, activation, scale=2.0)
     g = np.random.RandomState(2).normal(size=10)
     _, cache = forward(X, coefs, intercepts, activation)
-    saved = [c.copy() for c in cache]
+    saved = [c.copy() for c in cache.inputs]
     g_saved = g.copy()
     first = backward(cache, g, coefs, activation)
     second = backward(cache, g, coefs, activation)
-    for a, b in zip(cache, saved):
+    for a, b in zip(cache.inputs, saved):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(g, g_saved)
     for a, b in zip(itertools.chain(*first), itertools.chain(*second)):

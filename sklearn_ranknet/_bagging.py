@@ -1,0 +1,370 @@
+"""BaggingRanker: the average of several rankers fitted with different seeds.
+
+scikit-learn's ensembles that would do this (``VotingRegressor``,
+``StackingRegressor``, ``BaggingRegressor``) either refuse estimators that
+are not regressors or know nothing of queries: they would pass no query ids
+to the members and bootstrap single rows. This meta-estimator fits clones of
+a ranker with their own seeds, optionally on a bootstrap sample of whole
+queries, passes ``groups`` (and ``sample_weight``) on to them, and averages
+their scores.
+"""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.pipeline import Pipeline
+from sklearn.utils import check_random_state, get_tags
+from sklearn.utils._indexing import _safe_indexing
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metadata_routing import (
+    UNUSED,
+    MetadataRouter,
+    MethodMapping,
+    _routing_enabled,
+    process_routing,
+)
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    _num_samples,
+    check_is_fitted,
+    has_fit_parameter,
+    validate_data,
+)
+
+from ._base import _warn_if_no_groups
+from ._groups import group_rows, query_of_row
+from ._lambdarank import LambdaRankRanker
+from ._training import SCORE_K
+from .metrics import ndcg_score
+
+_MAX_SEED = np.iinfo(np.int32).max
+
+
+class BaggingRanker(BaseEstimator):
+    """Average of rankers fitted with different seeds, optionally on
+    bootstrap samples of whole queries.
+
+    Each of the ``n_estimators`` members is a clone of ``estimator`` whose
+    every ``random_state`` parameter (nested ones too, e.g. inside a
+    Pipeline) is set to its own seed drawn from ``random_state``. With
+    ``bootstrap=True`` each member trains on as many queries as the data
+    has, drawn with replacement; a query drawn twice becomes two queries.
+    ``predict`` is the mean of the members' scores.
+
+    Parameters
+    ----------
+    estimator : object, default=None
+        The ranker to fit several times: anything with ``fit(X, y,
+        groups=...)`` and ``predict(X)``, e.g. a ranker of this package or a
+        Pipeline ending in one. ``None`` means ``LambdaRankRanker()``.
+    n_estimators : int, default=5
+        Number of members.
+    bootstrap : bool, default=False
+        Train each member on a bootstrap sample of whole queries (drawn with
+        replacement, as many as there are queries) instead of on all of
+        them. Copies of a query drawn more than once get distinct query ids.
+        Without ``groups`` all rows form one query and the sample is the
+        whole data.
+    n_jobs : int, default=None
+        Members fitted (and predicted) at the same time, on threads: the
+        rankers' kernels release the GIL. ``None`` means 1, ``-1`` every
+        core. Leave the members' own ``n_jobs`` at 1 when this is above 1,
+        or the two multiply. The result does not depend on ``n_jobs``.
+    random_state : int, RandomState instance or None, default=None
+        Draws the seed of every member, which sets the member's
+        ``random_state`` parameters and its bootstrap sample. An int gives
+        the same members on every fit.
+
+    Attributes
+    ----------
+    estimator_ : object
+        The unfitted template the members were cloned from.
+    estimators_ : list of objects
+        The fitted members.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of str
+        Only when X was a DataFrame with string column names. The members
+        are fitted on arrays.
+
+    See Also
+    --------
+    LambdaRankRanker : The default member.
+    sklearn.ensemble.BaggingRegressor : The same idea for regressors, with
+        bootstrap samples of rows.
+
+    Notes
+    -----
+    A neural ranker's result depends on its initial weights and the order of
+    its minibatches, and on small data the spread between seeds is often
+    larger than the difference between hyperparameter settings. Averaging
+    the scores of a few seeds is usually the biggest single improvement in
+    ranking quality one can buy with compute alone. scikit-learn's
+    ``VotingRegressor`` and ``StackingRegressor`` refuse rankers (they are
+    not regressors), and ``BaggingRegressor`` bootstraps rows, which breaks
+    queries apart.
+
+    Members receive ``groups`` and, when given, ``sample_weight`` (a
+    ``sample_weight=None`` is not passed, so members without that parameter
+    still work). With metadata routing on
+    (``sklearn.set_config(enable_metadata_routing=True)``) they receive what
+    they request, e.g. ``groups`` for the ranker at the end of a Pipeline;
+    BaggingRanker itself requests ``groups`` in ``fit`` and ``score``, as
+    the rankers do, so GridSearchCV passes them on. With routing off,
+    ``groups`` and ``sample_weight`` are passed as keyword arguments to the
+    members' ``fit``, which a Pipeline does not accept: turn routing on to
+    bag a Pipeline with query ids.
+
+    Examples
+    --------
+    >>> from sklearn_ranknet import BaggingRanker, LambdaRankRanker
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=20, max_docs=10, random_state=0)
+    >>> ranker = BaggingRanker(
+    ...     LambdaRankRanker(hidden_layer_sizes=(), max_iter=5),
+    ...     n_estimators=3, bootstrap=True, random_state=0,
+    ... )
+    >>> ranker = ranker.fit(X, y, groups=qid)
+    >>> len(ranker.estimators_)
+    3
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    >>> bool(0.0 <= ranker.score(X, y, groups=qid) <= 1.0)
+    True
+    """
+
+    # As the rankers: ask for ``groups`` by default under metadata routing.
+    # ``sample_weight`` is only passed on to the members, who request it
+    # themselves.
+    __metadata_request__fit = {"groups": True, "sample_weight": UNUSED}
+    __metadata_request__score = {"groups": True}
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"]), None],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "bootstrap": ["boolean"],
+        "n_jobs": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Integral, None, -1, closed="right"),
+            None,
+        ],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimator=None, n_estimators=5, *, bootstrap=False, n_jobs=None, random_state=None):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.bootstrap = bootstrap
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def _get_estimator(self):
+        return LambdaRankRanker() if self.estimator is None else self.estimator
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, groups=None, sample_weight=None):
+        """Fit ``n_estimators`` clones of the estimator.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature vectors of (query, document) pairs. A DataFrame sets
+            ``feature_names_in_``; the members get its values.
+        y : array-like of shape (n_samples,)
+            Graded relevance of each row.
+        groups : array-like of shape (n_samples,), default=None
+            Query id of each row, of any sortable type and in any order.
+            ``None`` treats all rows as one query (and the members warn).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row (constant within a query), passed on to the
+            members' ``fit``; bootstrap samples take the weights of their
+            rows.
+
+        Returns
+        -------
+        self : object
+            The fitted ensemble.
+        """
+        for name in ("estimator_", "estimators_", "n_features_in_", "feature_names_in_"):
+            self.__dict__.pop(name, None)
+        try:
+            return self._fit(X, y, groups, sample_weight)
+        except BaseException:
+            # No half-fitted ensemble may pass check_is_fitted.
+            for name in ("estimator_", "estimators_", "n_features_in_", "feature_names_in_"):
+                self.__dict__.pop(name, None)
+            raise
+
+    def _fit(self, X, y, groups, sample_weight):
+        X, y = validate_data(
+            self, X, y, accept_sparse="csr", dtype=None, ensure_all_finite=False, reset=True,
+        )
+        n_samples = _num_samples(X)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+        template = self._get_estimator()
+        fit_params = self._member_fit_params(template, groups, sample_weight)
+        # The bootstrap needs the queries whether or not members receive them.
+        query_groups = group_rows(groups, n_samples) if self.bootstrap and groups is not None else None
+
+        rng = check_random_state(self.random_state)
+        # All seeds are drawn before dispatch: members do not depend on n_jobs.
+        seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
+        members = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_fit_member)(template, seed, X, y, fit_params, query_groups) for seed in seeds
+        )
+        self.estimator_ = template
+        self.estimators_ = members
+        return self
+
+    def _member_fit_params(self, template, groups, sample_weight):
+        """What each member's ``fit`` gets besides X and y, for all rows."""
+        if _routing_enabled():
+            routed = process_routing(self, "fit", groups=groups, sample_weight=sample_weight)
+            return dict(routed["estimator"]["fit"])
+        params = {}
+        for name, value in (("groups", groups), ("sample_weight", sample_weight)):
+            if value is None:
+                continue
+            if not has_fit_parameter(template, name):
+                raise ValueError(
+                    f"{type(template).__name__}.fit does not take {name}, so "
+                    f"BaggingRanker cannot pass {name} on to it. For a Pipeline "
+                    "(or any estimator that takes fit parameters by other names), "
+                    "turn on metadata routing with "
+                    "sklearn.set_config(enable_metadata_routing=True): the ranker "
+                    f"inside then receives {name} if it requests it."
+                )
+            params[name] = value
+        return params
+
+    def predict(self, X):
+        """Mean of the members' scores.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,), float64
+            Higher means ranked higher within its query.
+        """
+        check_is_fitted(self, "estimators_")
+        X = validate_data(self, X, accept_sparse="csr", dtype=None, ensure_all_finite=False, reset=False)
+        member_scores = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(member.predict)(X) for member in self.estimators_
+        )
+        # Summed in the members' order whatever the threads did.
+        scores = np.zeros(_num_samples(X), dtype=np.float64)
+        for member_score in member_scores:
+            scores += member_score
+        scores /= len(self.estimators_)
+        return scores
+
+    def score(self, X, y, groups=None, sample_weight=None):
+        """Mean NDCG@10 over queries of the ranking given by ``predict(X)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Graded relevance labels.
+        groups : array-like of shape (n_samples,), default=None
+            Query id of each row. ``None`` scores all rows as one query (and
+            warns).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, constant within each query: a weighted mean over
+            queries, as in the rankers' ``score``.
+
+        Returns
+        -------
+        score : float
+            Mean NDCG@10 by query, with the members' ``gain`` (2**label - 1
+            when they have none); tied scores averaged.
+        """
+        check_is_fitted(self, "estimators_")
+        _warn_if_no_groups(groups, _num_samples(y), "score")
+        gain = _gain_of(self.estimators_[0])
+        return ndcg_score(
+            y, self.predict(X), groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight
+        )
+
+    def get_metadata_routing(self):
+        """Metadata routing of this object: ``fit`` params go to the members.
+
+        See scikit-learn's metadata routing user guide.
+
+        Returns
+        -------
+        routing : MetadataRouter
+        """
+        return (
+            MetadataRouter(owner=self)
+            .add_self_request(self)
+            .add(
+                estimator=self._get_estimator(),
+                method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+            )
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        member = get_tags(self._get_estimator())
+        tags.input_tags.sparse = member.input_tags.sparse
+        tags.input_tags.allow_nan = member.input_tags.allow_nan
+        tags.target_tags.required = True
+        tags.target_tags.positive_only = True
+        return tags
+
+
+def _fit_member(template, seed, X, y, fit_params, query_groups):
+    """Clone, seed and fit one member; with ``query_groups``, on a bootstrap
+    sample of whole queries."""
+    rng = np.random.RandomState(seed)
+    member = clone(template)
+    _set_random_states(member, rng)
+    if query_groups is not None:
+        n_queries = query_groups.n_queries
+        drawn = rng.randint(n_queries, size=n_queries)
+        rows, offsets = query_groups.rows_of(drawn)
+        fit_params = {
+            name: _safe_indexing(value, rows) if _is_per_row(value, len(y)) else value
+            for name, value in fit_params.items()
+        }
+        if "groups" in fit_params:
+            # One id per draw: a query drawn twice is two queries.
+            fit_params["groups"] = query_of_row(offsets)
+        X, y = _safe_indexing(X, rows), y[rows]
+    return member.fit(X, y, **fit_params)
+
+
+def _set_random_states(estimator, rng):
+    """Set every ``random_state`` parameter, nested ones too, to an int
+    drawn from ``rng`` (in the sorted order of their names)."""
+    seeds = {
+        name: int(rng.randint(_MAX_SEED))
+        for name in sorted(estimator.get_params(deep=True))
+        if name == "random_state" or name.endswith("__random_state")
+    }
+    if seeds:
+        estimator.set_params(**seeds)
+
+
+def _is_per_row(value, n_samples):
+    if value is None or np.isscalar(value) or not hasattr(value, "__len__"):
+        return False
+    try:
+        return _num_samples(value) == n_samples
+    except TypeError:
+        return False
+
+
+def _gain_of(estimator):
+    """The NDCG gain a member scores with: its ``gain``, or that of the last
+    step of a Pipeline; exponential when it has none."""
+    while isinstance(estimator, Pipeline) and not hasattr(estimator, "gain"):
+        estimator = estimator[-1]
+    return getattr(estimator, "gain", "exponential")

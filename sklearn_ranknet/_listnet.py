@@ -1,0 +1,189 @@
+"""ListNet: listwise softmax cross-entropy between labels and scores."""
+
+from ._base import BaseRanker
+from ._objectives import ListNetObjective
+
+
+class ListNetRanker(BaseRanker):
+    """ListNet learning-to-rank model, top-one form (Cao et al., 2007).
+
+    Each query's labels define a target distribution over its documents,
+    p_i = y_i / sum(y), and the scores a predicted one, softmax(sigma * s).
+    The cost of a query is their cross-entropy (TF-Ranking's
+    ``softmax_loss``), and the objective is the mean over queries plus
+    ``alpha / 2`` times the squared weights. A query whose labels are all 0
+    has no target and adds nothing. Unlike the pairwise rankers, a query of
+    n documents costs O(n), whatever n, and labels may be any non-negative
+    reals (e.g. click-through rates).
+
+    The listwise softmax loss was the most consistent loss for neural
+    rankers in Qin et al., "Are Neural Rankers still Outperformed by
+    Gradient Boosted Decision Trees?", ICLR 2021.
+
+    The scoring function is linear (``hidden_layer_sizes=()``) or a
+    multilayer perceptron, with the parameters of ``MLPRegressor``.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : array-like of int or int, default=(64,)
+        Sizes of the hidden layers; ``()`` means a linear scoring function.
+    activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
+        Activation of the hidden layers.
+    solver : {"adam", "sgd", "lbfgs"}, default="adam"
+        "lbfgs" optimizes the whole objective with scipy's L-BFGS-B; it suits
+        small data.
+    alpha : float, default=1e-4
+        L2 penalty on the weights (not the intercepts).
+    batch_size : int or "auto", default="auto"
+        Number of whole *queries* per minibatch; "auto" is min(32, n_queries).
+    learning_rate_init : float, default=1e-3
+        Step size of Adam or SGD.
+    max_iter : int, default=100
+        Maximum epochs (passes over all queries); for "lbfgs", iterations.
+    tol : float, default=1e-4
+        Minimum improvement of ``loss_curve_`` (or, with early stopping, of
+        validation NDCG@10) that resets the patience counter.
+    n_iter_no_change : int, default=10
+        Epochs without improvement before training stops.
+    early_stopping : bool or "auto", default=False
+        Hold out ``validation_fraction`` of the *queries*, monitor their
+        NDCG@10 after every epoch, stop when it stops improving and keep the
+        best weights. "auto" turns it on when the training data has at least
+        10,000 rows, as ``HistGradientBoostingRegressor`` does. Not with
+        ``partial_fit``, nor with L-BFGS (True is then an error).
+    validation_fraction : float, default=0.1
+        Fraction of queries held out for early stopping.
+    momentum : float, default=0.9
+        Nesterov momentum of the "sgd" solver.
+    random_state : int, RandomState instance or None, default=None
+        Seeds weight initialization, query shuffling and the validation split.
+    warm_start : bool, default=False
+        Continue from the previous solution on the next ``fit``.
+    verbose : bool, default=False
+        Print the epoch, loss, validation score and time.
+    sigma : float, default=1.0
+        Inverse temperature of the softmax: scores are multiplied by it.
+    n_jobs : int, default=None
+        Threads of one fit: the lambda kernels and the network's row blocks
+        run on a pool of this many threads (no OpenMP: safe after ``fork``
+        and from several Python threads). ``None`` means 1, as in
+        scikit-learn; then the matrix products still use BLAS's own threads.
+        ``-1`` means every core; BLAS then runs on one thread during the fit,
+        because its idle workers spin and take the pool's cores. More
+        threads pay off for long queries and small networks.
+    feature_scaling : {"log1p", "standard"} or None, default="log1p"
+        Input scaling fitted on the training rows, so that raw features need
+        no scaler: "log1p" maps each value x to sign(x) * log1p(|x|) and then
+        standardizes each feature; "standard" only standardizes; None uses X
+        as given. The standardization is folded into the first layer, so CSR
+        input stays sparse. Statistics come from the first ``fit`` (or
+        ``partial_fit``) and are kept by later ones.
+    dropout : float in [0, 1), default=0.0
+        Probability of dropping each hidden unit during training (inverted
+        dropout: ``predict`` is deterministic and uses every unit).
+    input_noise : float >= 0, default=0.0
+        Standard deviation of Gaussian noise added to the standardized
+        inputs during training only. Sparse minibatches are made dense when
+        it is positive.
+
+    Attributes
+    ----------
+    coefs_ : list of ndarray
+        Weight matrices; ``coefs_[i]`` has shape (fan_in, fan_out).
+    intercepts_ : list of ndarray
+        Bias vectors.
+    loss_curve_ : list of float
+        Training objective (mean softmax cross-entropy per query plus the L2
+        term) after each epoch, with that epoch's final weights, on a fixed
+        sample of whole training queries: all of them when they hold at most
+        10,000 rows, a random subset of that size otherwise. With L-BFGS,
+        the whole objective after each iteration.
+    validation_scores_ : list of float or None
+        Validation NDCG@10 after each epoch, with early stopping.
+    best_validation_score_ : float or None
+        Best validation NDCG@10, with early stopping.
+    n_iter_ : int
+        Epochs run (L-BFGS: iterations).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X was a DataFrame with string column names.
+    feature_mean_ : ndarray of shape (n_features_in_,) or None
+        Mean of each (log-transformed, with ``feature_scaling="log1p"``)
+        training feature; None without ``feature_scaling``.
+    feature_scale_ : ndarray of shape (n_features_in_,) or None
+        Its standard deviation (1 for a constant feature). ``coefs_[0]``
+        applies to the standardized features.
+
+    Notes
+    -----
+    The defaults (one hidden layer of 64 units, 100 epochs) are those of the
+    pairwise rankers, which were chosen by
+    5-fold cross-validation by query on the training part of the Yahoo LTR
+    sample, checked on synthetic ``make_ranking`` data; ``docs/benchmarks.md``
+    has the figures. On small data the network overfits after roughly 100
+    epochs, so ``max_iter`` acts as the regularizer and a fit usually ends
+    with a ``ConvergenceWarning``, as ``MLPRegressor`` does when it stops at
+    ``max_iter``. Scale the features first, e.g.
+    ``make_pipeline(StandardScaler(), ranker)``.
+
+    Examples
+    --------
+    >>> from sklearn_ranknet import ListNetRanker
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> X, y, qid = make_ranking(n_queries=50, random_state=0)
+    >>> ranker = ListNetRanker(random_state=0).fit(X, y, groups=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    >>> bool(0.0 <= ranker.score(X, y, groups=qid) <= 1.0)
+    True
+    """
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(64,),
+        *,
+        activation="relu",
+        solver="adam",
+        alpha=1e-4,
+        batch_size="auto",
+        learning_rate_init=1e-3,
+        max_iter=100,
+        tol=1e-4,
+        n_iter_no_change=10,
+        early_stopping=False,
+        validation_fraction=0.1,
+        momentum=0.9,
+        random_state=None,
+        warm_start=False,
+        verbose=False,
+        sigma=1.0,
+        n_jobs=None,
+        feature_scaling="log1p",
+        dropout=0.0,
+        input_noise=0.0,
+    ):
+        super().__init__(
+            hidden_layer_sizes=hidden_layer_sizes,
+            activation=activation,
+            solver=solver,
+            alpha=alpha,
+            batch_size=batch_size,
+            learning_rate_init=learning_rate_init,
+            max_iter=max_iter,
+            tol=tol,
+            n_iter_no_change=n_iter_no_change,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            momentum=momentum,
+            random_state=random_state,
+            warm_start=warm_start,
+            verbose=verbose,
+            sigma=sigma,
+            n_jobs=n_jobs,
+            feature_scaling=feature_scaling,
+            dropout=dropout,
+            input_noise=input_noise,
+        )
+
+    def _make_objective(self, labels, offsets):
+        return ListNetObjective(labels, offsets, sigma=self.sigma, n_threads=self._n_threads())

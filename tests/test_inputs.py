@@ -1,0 +1,244 @@
+"""Input scaling inside the rankers, dropout and input noise."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet._inputs import InputScaling, block_rows
+from sklearn_ranknet._network import backward, forward, init_params, predict_scores
+from sklearn_ranknet.datasets import make_ranking
+
+from ._assertions import assert_same_training
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+RANKERS = [RankNetRanker, LambdaRankRanker, ListNetRanker]
+
+
+def _signed_log1p(X):
+    return np.sign(X) * np.log1p(np.abs(X))
+
+
+def _raw(n_rows=300, n_features=6, seed=0, density=1.0):
+    """Heavy-tailed raw features: counts, large offsets, signs, a constant."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack(
+        [
+            rng.poisson(3.0, n_rows) * 100.0,  # counts
+            1e6 + rng.normal(size=n_rows),  # mean dwarfs spread
+            rng.standard_t(2, n_rows),  # heavy tails, both signs
+            np.full(n_rows, 4.0),  # constant
+            *rng.normal(size=(n_features - 4, n_rows)),
+        ]
+    )
+    if density < 1.0:
+        X[rng.random(X.shape) > density] = 0.0
+    return X
+
+
+@pytest.mark.parametrize("kind", ["log1p", "standard"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_statistics_are_those_of_the_transformed_features(kind, sparse):
+    X = _raw(density=0.6 if sparse else 1.0)
+    rows = np.random.default_rng(1).permutation(len(X))[:200]
+    given = sp.csr_matrix(X) if sparse else X
+    scaling = InputScaling.fit(kind, given, rows)
+    T = _signed_log1p(X[rows]) if kind == "log1p" else X[rows]
+    expected = StandardScaler().fit(T)
+    np.testing.assert_allclose(scaling.mean, expected.mean_, rtol=1e-12)
+    np.testing.assert_allclose(scaling.scale, expected.scale_, rtol=1e-9)
+    if not sparse:
+        assert scaling.scale[3] == 1.0  # a constant feature is only centred
+
+
+def test_statistics_over_blocks_do_not_cancel():
+    """A feature 1e6 + N(0, 1) read in many blocks: the spread survives."""
+    n_rows = 5 * block_rows(2) + 7
+    X = np.column_stack([1e6 + np.random.default_rng(0).normal(size=n_rows), np.zeros(n_rows)])
+    scaling = InputScaling.fit("standard", X)
+    assert scaling.scale[0] == pytest.approx(X[:, 0].std(), rel=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["log1p", "standard"])
+def test_rows_never_modify_X(kind):
+    X = _raw()
+    saved = X.copy()
+    scaling = InputScaling.fit(kind, X)
+    for index in (slice(0, 50), np.arange(10)):
+        block = scaling.rows(X, index)
+        assert not np.may_share_memory(block, X)
+    csr = sp.csr_matrix(X)
+    block = scaling.rows(csr, slice(0, 50))
+    assert not np.may_share_memory(block.data, csr.data)
+    np.testing.assert_array_equal(X, saved)
+    np.testing.assert_array_equal(csr.toarray(), saved)
+
+
+@pytest.mark.parametrize("kind", ["log1p", "standard"])
+@pytest.mark.parametrize("hidden", [(), (5,)], ids=["linear", "mlp"])
+def test_sparse_rows_with_the_folded_layer_score_as_dense_rows(kind, hidden):
+    X = _raw(density=0.5)
+    X[:, 1] = np.where(X[:, 1] != 0, 3.0 + X[:, 1] * 1e-6, 0.0)  # keep float64 folding exact enough
+    scaling = InputScaling.fit(kind, X)
+    coefs, intercepts = init_params(X.shape[1], hidden, "tanh", np.random.RandomState(0))
+    dense_rows = scaling.rows(X, slice(None))
+    csr = sp.csr_matrix(X)
+    sparse_rows = scaling.rows(csr, slice(None))
+    dense = predict_scores(dense_rows, *scaling.network_params(X, coefs, intercepts), "tanh")
+    folded = predict_scores(sparse_rows, *scaling.network_params(csr, coefs, intercepts), "tanh")
+    np.testing.assert_allclose(folded, dense, rtol=1e-10, atol=1e-10)
+
+
+def test_gradient_through_the_folded_layer():
+    """model_gradient turns the folded layer's gradient into the gradient of
+    the model's own weights: compare with central differences."""
+    X = sp.csr_matrix(_raw(40, density=0.5)[:, [0, 2, 4, 5]])
+    scaling = InputScaling.fit("log1p", X)
+    coefs, intercepts = init_params(4, (3,), "tanh", np.random.RandomState(1))
+    rows = scaling.rows(X, slice(None))
+    target = np.random.default_rng(2).normal(size=X.shape[0])
+
+    def loss(coefs, intercepts):
+        scores = predict_scores(rows, *scaling.network_params(X, coefs, intercepts), "tanh")
+        return 0.5 * ((scores - target) ** 2).sum()
+
+    effective = scaling.network_params(X, coefs, intercepts)
+    scores, cache = forward(rows, *effective, "tanh")
+    grads = backward(cache, scores - target, effective[0], "tanh")
+    coef_grads, intercept_grads = scaling.model_gradient(X, *grads)
+    eps = 1e-6
+    for params, grads_of in ((coefs, coef_grads), (intercepts, intercept_grads)):
+        for p, g in zip(params, grads_of):
+            for idx in np.ndindex(p.shape):
+                saved = p[idx]
+                p[idx] = saved + eps
+                up = loss(coefs, intercepts)
+                p[idx] = saved - eps
+                down = loss(coefs, intercepts)
+                p[idx] = saved
+                assert g[idx] == pytest.approx((up - down) / (2 * eps), rel=1e-5, abs=1e-7)
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+@pytest.mark.parametrize("kind", ["log1p", "standard"])
+def test_scaling_inside_is_scaling_before(Ranker, kind):
+    """The built-in scaling trains the model a scikit-learn pipeline with the
+    same transform would train (up to the order of float sums)."""
+    X, y, qid = make_ranking(30, n_features=5, n_informative=3, random_state=0)
+    X = X * np.array([1.0, 100.0, 0.01, 5.0, 1.0]) + np.array([0.0, 50.0, 0.0, -3.0, 0.0])
+    params = dict(hidden_layer_sizes=(4,), max_iter=5, random_state=0)
+    inside = Ranker(feature_scaling=kind, **params).fit(X, y, groups=qid)
+    steps = [FunctionTransformer(_signed_log1p)] if kind == "log1p" else []
+    before = make_pipeline(*steps, StandardScaler(), Ranker(feature_scaling=None, **params))
+    before.fit(X, y, **{f"{type(before[-1]).__name__.lower()}__groups": qid})
+    assert_same_training(inside.predict(X), before.predict(X))
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_sparse_input_trains_the_dense_model(Ranker):
+    X, y, qid = make_ranking(30, n_features=6, n_informative=3, random_state=1)
+    X[np.random.default_rng(0).random(X.shape) < 0.5] = 0.0
+    params = dict(hidden_layer_sizes=(4,), max_iter=5, random_state=0)
+    dense = Ranker(**params).fit(X, y, groups=qid)
+    sparse = Ranker(**params).fit(sp.csr_matrix(X), y, groups=qid)
+    assert_same_training(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
+    assert_same_training(sparse.predict(X), dense.predict(X))
+
+
+def test_predict_in_blocks_is_predict_at_once(monkeypatch):
+    from sklearn_ranknet import _inputs
+
+    monkeypatch.setattr(_inputs, "BLOCK_VALUES", 100)
+    X, y, qid = make_ranking(40, n_features=3, n_informative=2, random_state=2)
+    ranker = RankNetRanker(hidden_layer_sizes=(3,), max_iter=2, random_state=0).fit(X, y, groups=qid)
+    assert len(X) > 10 * block_rows(3)  # several blocks
+    coefs, intercepts = ranker._network_params(X)
+    expected = predict_scores(ranker._network_rows(X, slice(None)), coefs, intercepts, "relu")
+    np.testing.assert_array_equal(ranker.predict(X), expected)
+
+
+def test_fitted_statistics_are_exposed():
+    X, y, qid = make_ranking(20, n_features=4, n_informative=2, random_state=3)
+    ranker = RankNetRanker(max_iter=1, feature_scaling="standard").fit(X, y, groups=qid)
+    np.testing.assert_allclose(ranker.feature_mean_, X.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(ranker.feature_scale_, X.std(axis=0), rtol=1e-10)
+    plain = RankNetRanker(max_iter=1, feature_scaling=None).fit(X, y, groups=qid)
+    assert plain.feature_mean_ is None and plain.feature_scale_ is None
+
+
+# ----------------------------------------------------------------------------
+# Dropout and input noise
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+@pytest.mark.parametrize("regularizer", [dict(dropout=0.3), dict(input_noise=0.5)])
+def test_random_regularizers_are_seeded_and_only_train(Ranker, regularizer):
+    X, y, qid = make_ranking(30, n_features=5, n_informative=3, random_state=4)
+    params = dict(hidden_layer_sizes=(8,), max_iter=3, random_state=0, **regularizer)
+    first = Ranker(**params).fit(X, y, groups=qid)
+    second = Ranker(**params).fit(X, y, groups=qid)
+    np.testing.assert_array_equal(first.predict(X), second.predict(X))
+    np.testing.assert_array_equal(first.predict(X), first.predict(X))  # predict is deterministic
+    plain = Ranker(hidden_layer_sizes=(8,), max_iter=3, random_state=0).fit(X, y, groups=qid)
+    assert np.abs(first.predict(X) - plain.predict(X)).max() > 1e-3 * np.ptp(plain.predict(X))
+    other_seed = Ranker(**{**params, "random_state": 1}).fit(X, y, groups=qid)
+    assert not np.allclose(other_seed.predict(X), first.predict(X))
+
+
+@pytest.mark.parametrize("regularizer", [dict(dropout=0.3), dict(input_noise=0.5)])
+def test_random_regularizers_do_not_depend_on_threads(regularizer, monkeypatch):
+    from sklearn_ranknet import _training
+
+    monkeypatch.setattr(_training, "BLOCK_WORK", 64)  # several row blocks per batch
+    X, y, qid = make_ranking(30, n_features=5, n_informative=3, random_state=5)
+    params = dict(hidden_layer_sizes=(8,), max_iter=2, random_state=0, **regularizer)
+    one = LambdaRankRanker(n_jobs=1, **params).fit(X, y, groups=qid).predict(X)
+    two = LambdaRankRanker(n_jobs=2, **params).fit(X, y, groups=qid).predict(X)
+    np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_input_noise_is_in_standardized_units(sparse, monkeypatch):
+    """The noise added to a minibatch has the asked-for spread once the
+    batch is standardized, for dense rows (standardized as gathered) and
+    for CSR rows (made dense, then standardized by the folded layer)."""
+    from sklearn_ranknet import _training
+
+    X, y, qid = make_ranking(30, n_features=4, n_informative=2, random_state=6)
+    X = X * np.array([1.0, 1000.0, 0.001, 10.0])
+    given = sp.csr_matrix(X) if sparse else X
+    seen = []
+    original = _training._with_input_noise
+
+    def spy(ranker, rows, generator):
+        clean = rows.toarray() if sp.issparse(rows) else rows.copy()
+        noisy = original(ranker, rows, generator)
+        scale = ranker._input_scaling.scale if sparse else 1.0
+        seen.append((noisy - clean) / scale)
+        return noisy
+
+    monkeypatch.setattr(_training, "_with_input_noise", spy)
+    RankNetRanker(hidden_layer_sizes=(), max_iter=1, input_noise=0.7, random_state=0).fit(
+        given, y, groups=qid
+    )
+    noise = np.concatenate(seen)
+    # The sample standard deviation of n normal draws has a relative standard
+    # error of 1 / sqrt(2 n): with n >= 400 per feature, 3.5 %, so 15 % is
+    # more than 4 standard errors. A noise left in raw units would be off by
+    # the features' spreads (factors of 10 to 1000 here).
+    assert noise.shape[0] >= 400
+    np.testing.assert_allclose(noise.std(axis=0), 0.7, rtol=0.15)
+
+
+@pytest.mark.parametrize("Ranker", [RankNetRanker, ListNetRanker])
+def test_lbfgs_refuses_random_regularizers(Ranker):
+    X, y, qid = make_ranking(10, n_features=3, n_informative=2, random_state=0)
+    ranker = Ranker(solver="lbfgs", dropout=0.2)
+    with pytest.raises(ValueError, match="L-BFGS"):
+        ranker.fit(X, y, groups=qid)
+    assert not hasattr(ranker, "coefs_")
+    with pytest.raises(ValueError, match="L-BFGS"):
+        Ranker(solver="lbfgs", input_noise=0.1).fit(X, y, groups=qid)

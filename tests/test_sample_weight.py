@@ -1,0 +1,205 @@
+"""Query weights: ``sample_weight`` in the rankers, the metrics and the scorers."""
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.model_selection import GroupKFold, cross_validate
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_ranknet import LambdaRankRanker, RankNetRanker
+from sklearn_ranknet.datasets import make_ranking
+from sklearn_ranknet.metrics import (
+    ap_per_query,
+    map_score,
+    ndcg_per_query,
+    ndcg_score,
+    ndcg_scorer,
+)
+
+from ._assertions import assert_same_training
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+RANKERS = [RankNetRanker, LambdaRankRanker]
+
+
+def _data(n_queries=24, seed=0):
+    X, y, qid = make_ranking(n_queries, n_features=6, n_informative=4, random_state=seed)
+    return StandardScaler().fit_transform(X), y, qid
+
+
+def _query_weights(qid, seed):
+    """A random weight per query, repeated on its rows (queries interleaved
+    or not, the weight follows the id)."""
+    ids = np.unique(qid)
+    weights = np.random.default_rng(seed).uniform(0.2, 3.0, len(ids))
+    return weights[np.searchsorted(ids, qid)]
+
+
+# ----------------------------------------------------------------------------
+# Metrics
+
+
+@pytest.mark.parametrize("metric, per_query", [(ndcg_score, ndcg_per_query), (map_score, ap_per_query)])
+@pytest.mark.parametrize("empty_query_score", [1.0, None])
+def test_metric_is_the_weighted_mean_of_the_per_query_values(metric, per_query, empty_query_score):
+    rng = np.random.default_rng(0)
+    qid = rng.permutation(np.repeat(np.arange(30), 7))  # interleaved queries
+    y = rng.integers(0, 3, len(qid)) * (rng.random(len(qid)) < 0.5)
+    score = rng.normal(size=len(qid))
+    weight = _query_weights(qid, 1)
+    ids, values = per_query(y, score, groups=qid, k=5, empty_query_score=empty_query_score)
+    expected = np.average(values, weights=weight[[np.flatnonzero(qid == i)[0] for i in ids]])
+    got = metric(y, score, groups=qid, k=5, empty_query_score=empty_query_score, sample_weight=weight)
+    assert got == pytest.approx(expected, rel=1e-12)
+    # Equal weights are the plain mean.
+    assert metric(y, score, groups=qid, k=5, sample_weight=np.full(len(qid), 2.5)) == pytest.approx(
+        metric(y, score, groups=qid, k=5), rel=1e-12
+    )
+
+
+def test_metric_weight_zero_leaves_a_query_out():
+    y = np.array([1, 0, 0, 1, 2, 0])
+    score = np.array([0.1, 0.9, 0.5, 0.3, 0.2, 0.1])
+    qid = np.array([0, 0, 0, 1, 1, 1])
+    only_second = ndcg_score(y[3:], score[3:], groups=qid[3:])
+    assert ndcg_score(y, score, groups=qid, sample_weight=[0, 0, 0, 1, 1, 1]) == pytest.approx(only_second)
+
+
+@pytest.mark.parametrize(
+    "weight, message",
+    [
+        ([1, 2, 1, 1, 1, 1], "same on every row of a query"),
+        ([1, 1, 1, -1, -1, -1], "finite and >= 0"),
+        ([0, 0, 0, 0, 0, 0], "zero for every query"),
+        ([1, 1, 1], r"one weight per row"),
+    ],
+)
+def test_metric_rejects_bad_weights(weight, message):
+    with pytest.raises(ValueError, match=message):
+        ndcg_score([1, 0, 0, 1, 2, 0], [3, 2, 1, 3, 2, 1], groups=[0, 0, 0, 1, 1, 1], sample_weight=weight)
+
+
+def test_scorer_passes_weights_under_routing():
+    X, y, qid = _data(30)
+    weight = _query_weights(qid, 2)
+    scorer = ndcg_scorer(5)
+    with sklearn.config_context(enable_metadata_routing=True):
+        # set_score_request replaces the scorer's requests: name both.
+        scorer.set_score_request(groups=True, sample_weight=True)
+        ranker = LambdaRankRanker(hidden_layer_sizes=(), max_iter=3, random_state=0)
+        ranker.set_fit_request(sample_weight=False)
+        result = cross_validate(
+            ranker, X, y, cv=GroupKFold(3), scoring=scorer,
+            params={"groups": qid, "sample_weight": weight}, return_estimator=True,
+            return_indices=True,
+        )
+    for model, test, got in zip(result["estimator"], result["indices"]["test"], result["test_score"]):
+        expected = ndcg_score(
+            y[test], model.predict(X[test]), groups=qid[test], k=5, sample_weight=weight[test]
+        )
+        assert got == pytest.approx(expected, rel=1e-12)
+        assert got != pytest.approx(ndcg_score(y[test], model.predict(X[test]), groups=qid[test], k=5))
+
+
+# ----------------------------------------------------------------------------
+# Rankers
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_unit_weights_train_the_unweighted_model(Ranker):
+    X, y, qid = _data()
+    params = dict(max_iter=5, random_state=0, batch_size=5)
+    plain = Ranker(**params).fit(X, y, groups=qid)
+    weighted = Ranker(**params).fit(X, y, groups=qid, sample_weight=np.ones(len(y)))
+    assert_same_training(weighted.predict(X), plain.predict(X))
+    # A common factor changes nothing either: the weights are relative.
+    scaled = Ranker(**params).fit(X, y, groups=qid, sample_weight=np.full(len(y), 7.0))
+    assert_same_training(scaled.predict(X), plain.predict(X))
+
+
+@pytest.mark.parametrize(
+    "Ranker, params",
+    [
+        (RankNetRanker, dict(solver="adam", batch_size=1000)),
+        (RankNetRanker, dict(solver="lbfgs")),
+        (LambdaRankRanker, dict(batch_size=1000)),
+    ],
+)
+def test_weight_zero_is_leaving_the_query_out(Ranker, params):
+    """With one full batch per step, a weight-0 query adds nothing to the
+    gradient and the mean is over the other queries: the fit is the fit
+    without them."""
+    X, y, qid = _data()
+    dropped = np.isin(qid, np.unique(qid)[::3])
+    weight = np.where(dropped, 0.0, 1.0)
+    # No input scaling: its statistics would see the left-out rows.
+    params = dict(params, hidden_layer_sizes=(4,), max_iter=8, random_state=0, feature_scaling=None)
+    weighted = Ranker(**params).fit(X, y, groups=qid, sample_weight=weight)
+    without = Ranker(**params).fit(X[~dropped], y[~dropped], groups=qid[~dropped])
+    assert_same_training(weighted.predict(X), without.predict(X))
+    assert weighted.loss_curve_[-1] == pytest.approx(without.loss_curve_[-1], rel=1e-6)
+
+
+def test_integer_weight_is_repeating_the_query():
+    """RankNet's objective with weight 2 on a query is the objective with
+    the query given twice (as two queries), so L-BFGS follows the same path."""
+    X, y, qid = _data()
+    twice = np.unique(qid)[:5]
+    weight = np.where(np.isin(qid, twice), 2.0, 1.0)
+    copy = np.isin(qid, twice)
+    X2 = np.vstack([X, X[copy]])
+    y2 = np.concatenate([y, y[copy]])
+    qid2 = np.concatenate([qid, qid[copy] + qid.max() + 1])
+    params = dict(
+        solver="lbfgs", hidden_layer_sizes=(4,), max_iter=15, random_state=0, feature_scaling=None
+    )
+    weighted = RankNetRanker(**params).fit(X, y, groups=qid, sample_weight=weight)
+    repeated = RankNetRanker(**params).fit(X2, y2, groups=qid2)
+    assert weighted.loss_ == pytest.approx(repeated.loss_, rel=1e-8)
+    assert_same_training(weighted.predict(X), repeated.predict(X))
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_weights_change_the_fit(Ranker):
+    X, y, qid = _data()
+    params = dict(max_iter=5, random_state=0)
+    plain = Ranker(**params).fit(X, y, groups=qid).predict(X)
+    weighted = Ranker(**params).fit(X, y, groups=qid, sample_weight=_query_weights(qid, 0)).predict(X)
+    assert np.abs(weighted - plain).max() > 1e-3 * np.ptp(plain)
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_weights_that_vary_inside_a_query_are_refused(Ranker):
+    X, y, qid = _data()
+    weight = np.ones(len(y))
+    weight[np.flatnonzero(qid == qid[0])[1]] = 2.0
+    with pytest.raises(ValueError, match="same on every row of a query"):
+        Ranker(max_iter=1).fit(X, y, groups=qid, sample_weight=weight)
+    with pytest.raises(ValueError, match="same on every row of a query"):
+        Ranker(max_iter=1).partial_fit(X, y, groups=qid, sample_weight=weight)
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_score_is_the_weighted_mean_ndcg(Ranker):
+    X, y, qid = _data()
+    weight = _query_weights(qid, 3)
+    ranker = Ranker(max_iter=2, random_state=0).fit(X, y, groups=qid)
+    expected = ndcg_score(y, ranker.predict(X), groups=qid, k=10, sample_weight=weight)
+    assert ranker.score(X, y, groups=qid, sample_weight=weight) == pytest.approx(expected, rel=1e-12)
+
+
+def test_early_stopping_scores_validation_queries_by_weight():
+    X, y, qid = _data(40)
+    weight = _query_weights(qid, 4)
+    ranker = LambdaRankRanker(
+        early_stopping=True, max_iter=3, random_state=0, validation_fraction=0.25
+    ).fit(X, y, groups=qid, sample_weight=weight)
+    assert len(ranker.validation_scores_) == ranker.n_iter_
+    with pytest.raises(ValueError, match="query of the early-stopping split has sample_weight 0"):
+        # Weight only on a handful of queries: some split leaves none of them
+        # on one side (the message names which side).
+        only = np.isin(qid, np.unique(qid)[:1])
+        LambdaRankRanker(early_stopping=True, max_iter=2, random_state=0, validation_fraction=0.1).fit(
+            X, y, groups=qid, sample_weight=only.astype(float)
+        )
