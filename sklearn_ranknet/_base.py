@@ -304,7 +304,7 @@ class BaseRanker(BaseEstimator):
             raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got dtype {y.dtype}.")
         y = y.astype(np.float64, copy=False)
         check_relevance_labels(y, exponential_gain=self._uses_exponential_gain(), input_name="y")
-        _warn_if_no_groups(groups, len(y), "fit")
+        _warn_if_no_groups(groups, len(y), "fit", stacklevel=5)  # the caller of fit
         return TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
 
     def _fit(self, X, y, groups, sample_weight, incremental):
@@ -360,15 +360,17 @@ class BaseRanker(BaseEstimator):
                 "L-BFGS stops on its own tolerance (tol) or at max_iter."
             )
 
-    def _uses_early_stopping(self, n_rows, incremental):
+    def _uses_early_stopping(self, n_rows, n_queries, incremental):
         """``early_stopping``, with "auto" resolved: on from
         ``AUTO_EARLY_STOPPING_ROWS`` training rows, as in
-        ``HistGradientBoostingRegressor``. Never for ``partial_fit`` or
-        L-BFGS."""
+        ``HistGradientBoostingRegressor``, when the held-out fraction holds
+        at least two queries and leaves one to train on (so "auto" never
+        fails on a few huge queries). Never for ``partial_fit`` or L-BFGS."""
         if incremental or self.solver == "lbfgs":
             return False
         if self.early_stopping == "auto":
-            return n_rows >= AUTO_EARLY_STOPPING_ROWS
+            n_val = int(np.ceil(self.validation_fraction * n_queries))
+            return n_rows >= AUTO_EARLY_STOPPING_ROWS and 2 <= n_val < n_queries
         return bool(self.early_stopping)
 
     def _hidden_layer_sizes(self):
@@ -389,7 +391,7 @@ class BaseRanker(BaseEstimator):
         return effective_n_jobs(self.n_jobs)
 
 
-def _warn_if_no_groups(groups, n_samples, method):
+def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
     if groups is None and n_samples > 1:
         warnings.warn(
             f"{method} got no groups, so all {n_samples} rows are treated as one "
@@ -398,5 +400,5 @@ def _warn_if_no_groups(groups, n_samples, method):
             "sklearn.set_config(enable_metadata_routing=True) so that groups "
             "reach the ranker and its scorer.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )

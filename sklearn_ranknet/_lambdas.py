@@ -228,6 +228,59 @@ def ranknet_chunk(scores, labels, offsets, sigma, with_cost, grad, cost, first, 
         )
 
 
+# Soft targets (Burges et al., 2005): real-valued labels set the target
+# probability of each pair, Pbar = sigmoid(y_hi - y_lo), instead of 1. With
+# x = sigma * (s_hi - s_lo) the pair cost becomes
+#     -Pbar log P - (1 - Pbar) log(1 - P) = softplus(-x) + (1 - Pbar) x,
+# and s_hi's gradient sigma * (P - Pbar) = sigma * ((1 - Pbar) - rho): the hard
+# push -rho plus a constant pull (1 - Pbar) that no score can undo. Only
+# label-differing pairs count, as with hard targets, so the two agree on
+# which pairs a query has.
+
+
+@jit
+def _ranknet_soft_query(scores, labels, sigma, with_cost, grad, e):
+    """RankNet gradient of one query with soft pair targets; returns its
+    cost. Same layout and normalization as :func:`_ranknet_query`."""
+    n = len(scores)
+    grad[:] = 0.0
+    exact = _scaled_exp(scores, sigma, e)
+    cost = 0.0
+    n_pairs = 0
+    tail = 0
+    for i in range(n):
+        while tail < n and labels[tail] >= labels[i]:
+            tail += 1
+        push = 0.0
+        for j in range(tail, n):
+            rho = _pair_rho(scores[i], scores[j], sigma) if exact else e[j] / (e[i] + e[j])
+            # 1 - Pbar = sigmoid(y_lo - y_hi), with y_hi > y_lo.
+            t = _exp_nonpositive(labels[j] - labels[i])
+            pull = t / (1.0 + t)
+            g = pull - rho
+            push += g
+            grad[j] -= g
+            if with_cost:
+                cost += _pair_cost(scores[i], scores[j], sigma) + pull * sigma * (scores[i] - scores[j])
+        grad[i] += push
+        n_pairs += n - tail
+    if n_pairs == 0:
+        return 0.0
+    grad *= sigma / n_pairs
+    return cost / n_pairs
+
+
+@jit
+def ranknet_soft_chunk(scores, labels, offsets, sigma, with_cost, grad, cost, first, last):
+    """:func:`ranknet_chunk` with soft pair targets sigmoid(y_hi - y_lo)."""
+    e = np.empty(longest_query(offsets, first, last))
+    for q in range(first, last):
+        lo, hi = offsets[q], offsets[q + 1]
+        cost[q] = _ranknet_soft_query(
+            scores[lo:hi], labels[lo:hi], sigma, with_cost, grad[lo:hi], e[: hi - lo]
+        )
+
+
 # --------------------------------------------------------------------------
 # LambdaRank's pair weights
 #

@@ -49,12 +49,16 @@ class RankNetObjective:
         Steepness of the pair sigmoid.
     n_threads : int, default=1
         Threads for the kernel (large batches only).
+    soft_targets : bool, default=False
+        Target probability sigmoid(y_i - y_j) for each pair instead of 1.
     """
 
-    def __init__(self, labels, offsets, *, sigma, n_threads=1):
+    def __init__(self, labels, offsets, *, sigma, n_threads=1, soft_targets=False):
         self.labels = labels
         self.sigma = float(sigma)
         self.n_threads = n_threads
+        # A kernel of its own: hard-target fits never compile it.
+        self.kernel = _lambdas.ranknet_soft_chunk if soft_targets else _lambdas.ranknet_chunk
 
     @staticmethod
     def query_work(offsets):
@@ -83,7 +87,7 @@ class RankNetObjective:
         """
         outputs = np.empty(len(scores)), np.zeros(len(offsets) - 1)
         inputs = (scores, self.labels[rows], offsets, self.sigma, with_cost)
-        return _run(_lambdas.ranknet_chunk, inputs, outputs, offsets, self.n_threads)
+        return _run(self.kernel, inputs, outputs, offsets, self.n_threads)
 
 
 class LambdaRankObjective:
@@ -174,11 +178,14 @@ class ListNetObjective:
     offsets : ndarray of shape (n_queries + 1,)
     sigma : float
         Inverse temperature of the softmax.
+    gain : {"exponential", "linear"}, default="linear"
+        The target distribution is proportional to ``2**label - 1`` or to
+        ``label``.
     n_threads : int, default=1
     """
 
-    def __init__(self, labels, offsets, *, sigma, n_threads=1):
-        self.labels = labels
+    def __init__(self, labels, offsets, *, sigma, gain="linear", n_threads=1):
+        self.targets = _kernels.label_gains(labels, gain == "exponential")
         self.sigma = float(sigma)
         self.n_threads = n_threads
 
@@ -191,7 +198,7 @@ class ListNetObjective:
         """dC/ds of a minibatch and the cost of each of its queries; see
         :meth:`RankNetObjective.gradient`."""
         grad, cost = np.empty(len(scores)), np.zeros(len(offsets) - 1)
-        args = (scores, self.labels[rows], offsets, self.sigma, with_cost, grad, cost)
+        args = (scores, self.targets[rows], offsets, self.sigma, with_cost, grad, cost)
         work = self.query_work(offsets)
         over_queries(_listwise.softmax_chunk, args, offsets, self.n_threads, int(work.sum()), work)
         return grad, cost

@@ -196,7 +196,7 @@ def _epoch_batches(data, order, batch_size):
 def fit_stochastic(ranker, data, incremental):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
     or until the loss (or the validation NDCG) stops improving."""
-    early_stopping = ranker._uses_early_stopping(len(data.rows), incremental)
+    early_stopping = ranker._uses_early_stopping(len(data.rows), data.n_queries, incremental)
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
     if early_stopping:
         ranker.validation_scores_ = ranker.validation_scores_ or []
@@ -223,7 +223,9 @@ def fit_stochastic(ranker, data, incremental):
         if early_stopping:
             score = validation_score(ranker, val)
             ranker.validation_scores_.append(score)
-            improved = score > best_score + ranker.tol
+            # Any rise counts: tol is the training objective's threshold,
+            # on another scale than NDCG.
+            improved = score > best_score
             if score > best_score:
                 best_score = ranker.best_validation_score_ = score
                 best_params = [p.copy() for p in ranker.coefs_ + ranker.intercepts_]
@@ -409,8 +411,8 @@ def fit_lbfgs(ranker, data):
 def _check_finite(ranker):
     if not all(np.isfinite(p).all() for p in ranker.coefs_ + ranker.intercepts_):
         raise ValueError(
-            "Training produced non-finite weights. Scale the features (e.g. "
-            "make_pipeline(StandardScaler(), ranker)) or lower learning_rate_init."
+            "Training produced non-finite weights. Lower learning_rate_init, or let "
+            'the ranker scale the features (feature_scaling="standard" or "log1p").'
         )
 
 

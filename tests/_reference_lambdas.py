@@ -139,3 +139,21 @@ def pair_lambdas(scores, labels, *, sigma=1.0, weighting=None, k=None, exponenti
     else:
         weights = pair_weights(scores, labels, weighting=weighting, k=k, exponential=exponential)
     return weighted_pair_lambdas(scores, weights, sigma=sigma)
+
+
+def soft_ranknet_lambdas(scores, labels, *, sigma=1.0):
+    """RankNet with soft targets: over the label-differing pairs (i, j),
+    y_i > y_j, the mean cross-entropy of P = sigmoid(sigma (s_i - s_j))
+    against Pbar = sigmoid(y_i - y_j), written out from its definition."""
+    pairs = [(i, j) for i in range(len(labels)) for j in range(len(labels)) if labels[i] > labels[j]]
+    grad = [0.0] * len(scores)
+    cost = 0.0
+    for i, j in pairs:
+        x = sigma * (scores[i] - scores[j])
+        target = _sigmoid_of_gap(labels[j] - labels[i])  # sigmoid(y_i - y_j)
+        p = _sigmoid_of_gap(-x)  # sigmoid(x)
+        # -target log p - (1 - target) log(1 - p), with both logs as softplus
+        cost += (target * _softplus(-x) + (1.0 - target) * _softplus(x)) / len(pairs)
+        grad[i] += sigma * (p - target) / len(pairs)
+        grad[j] -= sigma * (p - target) / len(pairs)
+    return grad, cost

@@ -100,19 +100,22 @@ def test_every_kernel_is_compiled_once_whatever_the_input():
     code = r'''
 import numpy as np, scipy.sparse as sp, warnings
 warnings.simplefilter("ignore")
-from sklearn_ranknet import LambdaRankRanker, RankNetRanker, _kernels, _lambdas, _sort
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _kernels, _lambdas, _listwise, _sort
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import ndcg_score, map_score, ndcg_per_query, ap_per_query
 X, y, q = make_ranking(20, max_docs=30, random_state=0)
 read_only = np.asfortranarray(X); read_only.flags.writeable = False
 y32 = y.astype(np.int32); q32 = q.astype(np.int32)
-for cls in (LambdaRankRanker, RankNetRanker):
+for cls in (LambdaRankRanker, RankNetRanker, ListNetRanker):
     for data in (X, read_only, X.astype(np.float32), sp.csr_matrix(X)):
         for params in ({}, {"early_stopping": True}, {"n_jobs": 2}):
             cls(hidden_layer_sizes=(4,), max_iter=2, **params).fit(data, y32, groups=q32)
 LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, k=3, metric="map").fit(X, y, groups=q)
 LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, gain="linear").fit(X, y, groups=q)
 RankNetRanker(hidden_layer_sizes=(), max_iter=2, solver="lbfgs").fit(X, y, groups=q)
+RankNetRanker(hidden_layer_sizes=(), max_iter=2, pair_targets="soft").fit(X, y32, groups=q)
+for weighting in ("ndcg_loss2", "ndcg_loss2++"):
+    LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, k=3, pair_weighting=weighting).fit(X, y, groups=q)
 scores = X[:, 0].copy(); scores.flags.writeable = False
 for labels in (y, y32, y.astype(float)):
     for s in (scores, scores.astype(np.float32), X[:, 1], np.round(scores)):
@@ -121,7 +124,7 @@ for labels in (y, y32, y.astype(float)):
             ndcg_per_query(labels, s, groups=q, k=k, ignore_ties=True, gain="linear")
             ap_per_query(labels, s, groups=q, k=k, ignore_ties=True)
 many = {}
-for module in (_kernels, _lambdas, _sort):
+for module in (_kernels, _lambdas, _listwise, _sort):
     for name, obj in vars(module).items():
         if hasattr(obj, "signatures") and len(obj.signatures) > 1:
             many[f"{module.__name__}.{name}"] = [str(s) for s in obj.signatures]

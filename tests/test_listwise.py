@@ -122,7 +122,7 @@ def test_ranker_learns_soft_labels():
     X, y, qid = make_ranking(60, n_features=5, n_informative=3, noise=0.1, random_state=0)
     ctr = (y + np.random.default_rng(0).uniform(0, 0.5, len(y))) / 5.0
     ranker = ListNetRanker(
-        hidden_layer_sizes=(), learning_rate_init=0.05, max_iter=50, random_state=0
+        hidden_layer_sizes=(), learning_rate_init=0.05, max_iter=50, random_state=0, gain="linear"
     ).fit(X, ctr, groups=qid)
 
     # The rates follow the grades: the ranking recovers the grades as well
@@ -132,3 +132,13 @@ def test_ranker_learns_soft_labels():
     random = ndcg_score(y, np.random.default_rng(1).normal(size=len(y)), groups=qid, k=10)
     assert learned > random + 0.05
     assert learned > least_squares - 0.02
+
+
+def test_exponential_gain_targets_are_the_gains():
+    """gain="exponential" is the linear objective on labels 2**y - 1."""
+    rng = np.random.default_rng(6)
+    scores, labels, offsets = _random_queries(rng, 20, 9)
+    exponential = _whole(ListNetObjective(labels, offsets, sigma=1.0, gain="exponential"), scores, offsets)
+    on_gains = _whole(ListNetObjective(2.0**labels - 1.0, offsets, sigma=1.0), scores, offsets)
+    np.testing.assert_array_equal(exponential[0], on_gains[0])
+    np.testing.assert_array_equal(exponential[1], on_gains[1])
