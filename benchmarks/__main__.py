@@ -3,7 +3,8 @@
 - ``lambdas``:   lambda pass against LightGBM's, an epoch against a boosting iteration, and
                  the default fit against ``LGBMRanker()`` on MSLR-shaped data
 - ``metrics``:   NDCG@10 / MAP over a million documents against ranx, pytrec_eval, sklearn
-- ``quality``:   NDCG@10 / MAP on the Yahoo LTR sample against LGBMRanker, XGBRanker
+- ``quality``:   NDCG@1/3/5/10 and MAP of the three rankers, bare, bagged and tuned, against
+                 LGBMRanker and XGBRanker, on the Yahoo LTR sample and MSLR-shaped data
 - ``scale``:     an epoch over 1.2 M rows, one 200,000-document query, memory of ``fit``
 - ``coldstart``: Numba compilation paid by a new user's first process
 
@@ -11,7 +12,8 @@ Each suite writes NAME.json, NAME.md and NAME.png into the output folder (defaul
 ``benchmarks/results``, or ``benchmarks/results/quick`` with ``--quick``) through the
 shared harness (``benchmarks/_harness.py``). Peers that are not installed are skipped with a
 note; ``pip install ".[bench]"`` installs them all. ``--quick`` (tiny sizes, a smoke test) runs
-in CI through ``tests/test_benchmarks.py``; the full run takes about ten minutes on 2 cores.
+in CI through ``tests/test_benchmarks.py``; the full run takes about 40 minutes on 2 cores,
+most of it the quality suite.
 """
 
 import argparse
