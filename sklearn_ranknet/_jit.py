@@ -111,8 +111,6 @@ def _forget_pool():
     _pool_lock = threading.Lock()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _executor():
@@ -240,18 +238,60 @@ def _share(task, items, n_threads):
             future.result()
 
 
+# BLAS's thread count is process-wide, so the fits that ask for one thread
+# share a single limit: the first to enter sets it, the last to leave lifts
+# it. Two fits with their own threadpool_limits would restore each other's
+# BLAS threads in the middle of a fit (a BaggingRanker fitting members on
+# threads, or a web server's threads).
+_blas_lock = threading.Lock()
+_blas_users = 0
+_blas_limit = None
+
+
+@contextlib.contextmanager
+def _one_blas_thread():
+    global _blas_users, _blas_limit
+    from threadpoolctl import threadpool_limits
+
+    with _blas_lock:
+        if _blas_users == 0:
+            _blas_limit = threadpool_limits(limits=1, user_api="blas")
+        _blas_users += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_users -= 1
+            if _blas_users == 0:
+                _blas_limit.restore_original_limits()
+                _blas_limit = None
+
+
+def _forget_threads():
+    """After fork: the child has none of the parent's threads, so neither
+    its pool nor its fits in progress (it keeps whatever BLAS limit was in
+    force, as threadpoolctl would)."""
+    global _blas_lock, _blas_users, _blas_limit
+    _forget_pool()
+    _blas_lock = threading.Lock()
+    _blas_users, _blas_limit = 0, None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_threads)
+
+
 def single_threaded_blas(n_threads):
     """A context in which BLAS runs on one thread if we use ``n_threads > 1``.
 
     Our pool then splits the work itself; OpenBLAS workers would otherwise
     spin for a while after every product and take our threads' cores (an
-    epoch of a kernel-bound fit on 2 cores took 1.5x longer).
+    epoch of a kernel-bound fit on 2 cores took 1.5x longer). Safe to enter
+    from several threads at once: the limit holds until the last leaves.
     """
     if n_threads <= 1:
         return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
+    return _one_blas_thread()
 
 
 def as_kernel_array(values, dtype=np.float64):

@@ -119,3 +119,53 @@ def test_fit_does_not_copy_X(dtype):
     finally:
         tracemalloc.stop()
     assert peak < 0.5 * X.nbytes, (peak, X.nbytes)
+
+
+def test_blas_limit_holds_until_the_last_fit_leaves(monkeypatch):
+    """Two fits on two Python threads that both ask for one BLAS thread:
+    the limit is set once, when the first enters, and lifted once, when the
+    last leaves, never while the other is still inside. (threadpoolctl is
+    replaced by a recorder: what OpenBLAS reports from another thread is
+    not reliable across its builds.)"""
+    import threading
+
+    import threadpoolctl
+
+    from sklearn_ranknet import _jit
+
+    events = []
+
+    class Recorder:
+        def __init__(self, limits, user_api):
+            assert (limits, user_api) == (1, "blas")
+            events.append("limit")
+
+        def restore_original_limits(self):
+            events.append("restore")
+
+    monkeypatch.setattr(threadpoolctl, "threadpool_limits", Recorder)
+    first_in, second_done = threading.Event(), threading.Event()
+
+    def first():
+        with _jit.single_threaded_blas(2):
+            first_in.set()
+            assert second_done.wait(10)
+            events.append("first leaves")
+
+    def second():
+        assert first_in.wait(10)
+        with _jit.single_threaded_blas(2):
+            events.append("second inside")
+        events.append("second left")
+        second_done.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert events == ["limit", "second inside", "second left", "first leaves", "restore"]
+    assert _jit._blas_users == 0
+    with _jit.single_threaded_blas(1):  # one thread: BLAS is left alone
+        pass
+    assert events[-1] == "restore" and len(events) == 5
