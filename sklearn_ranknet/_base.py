@@ -208,7 +208,7 @@ class BaseRanker(BaseEstimator):
         check_is_fitted(self, "coefs_")
         X = validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
         coefs, intercepts = self._network_params(X)
-        if self._input_scaling is None or (sp.issparse(X) and self.feature_scaling == "standard"):
+        if self._input_scaling is None or (sp.issparse(X) and self._input_scaling.kind == "standard"):
             return _network.predict_scores(X, coefs, intercepts, self.activation)
         # Scaled rows are a copy: one block at a time.
         step = block_rows(X.shape[1])

@@ -242,3 +242,13 @@ def test_lbfgs_refuses_random_regularizers(Ranker):
     assert not hasattr(ranker, "coefs_")
     with pytest.raises(ValueError, match="L-BFGS"):
         Ranker(solver="lbfgs", input_noise=0.1).fit(X, y, groups=qid)
+
+
+def test_predict_uses_the_scaling_it_was_fitted_with():
+    """Changing feature_scaling after fit changes nothing until the next fit
+    (the statistics and their kind are fitted state)."""
+    X, y, qid = make_ranking(20, n_features=4, n_informative=2, random_state=7)
+    ranker = RankNetRanker(max_iter=2, random_state=0, feature_scaling="standard").fit(X, y, groups=qid)
+    before = ranker.predict(sp.csr_matrix(X))
+    ranker.set_params(feature_scaling="log1p")
+    np.testing.assert_array_equal(ranker.predict(sp.csr_matrix(X)), before)
