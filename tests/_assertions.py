@@ -17,3 +17,28 @@ def assert_same_training(got, expected):
     """
     scale = float(np.ptp(expected)) or 1.0
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6 * scale)
+
+
+def whole_gradient(objective, scores, offsets, with_cost=True):
+    """An objective's gradient and per-query costs over every query at once."""
+    return objective.gradient(
+        scores, np.arange(len(scores)), np.arange(len(offsets) - 1), offsets, with_cost=with_cost
+    )
+
+
+def assert_gradient_is_the_cost_derivative(objective, scores, offsets, eps=1e-6):
+    """The returned gradient against central differences of the summed cost.
+
+    With eps = 1e-6 the truncation error is O(eps^2 * third derivative) and
+    the rounding error O(1e-16 * cost / eps) ~ 1e-10: both far inside
+    rtol=1e-6, atol=1e-8 for costs of order 1."""
+    grad, _ = whole_gradient(objective, scores, offsets)
+    numeric = np.empty_like(scores)
+    for i in range(len(scores)):
+        up, down = scores.copy(), scores.copy()
+        up[i] += eps
+        down[i] -= eps
+        cost_up = whole_gradient(objective, up, offsets)[1].sum()
+        cost_down = whole_gradient(objective, down, offsets)[1].sum()
+        numeric[i] = (cost_up - cost_down) / (2 * eps)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)

@@ -16,6 +16,7 @@ from sklearn_ranknet._objectives import (
 )
 from sklearn_ranknet.datasets import make_ranking
 from tests._reference_lambdas import (
+from tests._assertions import assert_gradient_is_the_cost_derivative, whole_gradient
     pair_lambdas,
     pair_weights,
     ranknet_weights,
@@ -72,12 +73,6 @@ def _check_query(grad, cost, scores, labels, sigma, kind, kwargs):
     np.testing.assert_allclose(cost, ref_cost, rtol=0, atol=1e-12 * total)
 
 
-def _whole(objective, scores, offsets, with_cost=True):
-    n_queries = len(offsets) - 1
-    return objective.gradient(
-        scores, np.arange(len(scores)), np.arange(n_queries), offsets, with_cost=with_cost
-    )
-
 
 CASES = [
     ("ranknet", {}),
@@ -102,7 +97,7 @@ def test_kernel_matches_reference(kind, kwargs, n_score_values, sigma):
     rng = np.random.RandomState(len(kwargs) + int(sigma * 10))
     scores, labels, offsets = _random_queries(rng, 25, 9, n_score_values)
     assert np.any(np.diff(offsets) == 1)  # single-document queries
-    grad, cost = _whole(_objective(kind, labels, offsets, sigma, **kwargs), scores, offsets)
+    grad, cost = whole_gradient(_objective(kind, labels, offsets, sigma, **kwargs), scores, offsets)
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
         _check_query(grad[lo:hi], cost[q], scores[lo:hi].tolist(), labels[lo:hi].tolist(), sigma, kind, kwargs)
@@ -128,7 +123,7 @@ def test_lambdaloss_on_long_queries_matches_reference(pair_weighting, k, n_score
     else:
         scores = rng.randint(0, n_score_values, size=offsets[-1]).astype(float)
     kwargs = dict(metric="ndcg", k=k, gain="exponential", pair_weighting=pair_weighting)
-    grad, cost = _whole(_objective("lambdarank", labels, offsets, 1.5, **kwargs), scores, offsets)
+    grad, cost = whole_gradient(_objective("lambdarank", labels, offsets, 1.5, **kwargs), scores, offsets)
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
         _check_query(
@@ -144,15 +139,7 @@ def test_gradient_is_the_derivative_of_the_cost(kind, kwargs):
     rng = np.random.RandomState(3)
     scores, labels, offsets = _random_queries(rng, 6, 8)
     objective = _objective(kind, labels, offsets, 1.3, **kwargs)
-    grad, _ = _whole(objective, scores, offsets)
-    eps = 1e-6
-    numeric = np.empty_like(scores)
-    for i in range(len(scores)):
-        up, down = scores.copy(), scores.copy()
-        up[i] += eps
-        down[i] -= eps
-        numeric[i] = (_whole(objective, up, offsets)[1].sum() - _whole(objective, down, offsets)[1].sum()) / (2 * eps)
-    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+    assert_gradient_is_the_cost_derivative(objective, scores, offsets)
 
 
 @pytest.mark.parametrize("kind, kwargs", CASES[1:])
@@ -173,7 +160,7 @@ def test_pair_weights_are_what_multiplies_each_ranknet_pair(kind, kwargs):
         up, down = scores.copy(), scores.copy()
         up[j] += eps
         down[j] -= eps
-        numeric[:, j] = (_whole(objective, up, offsets)[0] - _whole(objective, down, offsets)[0]) / (2 * eps)
+        numeric[:, j] = (whole_gradient(objective, up, offsets)[0] - whole_gradient(objective, down, offsets)[0]) / (2 * eps)
     weights = pair_weights(scores.tolist(), labels.tolist(), **_reference_kwargs(kind, kwargs))
     expected = np.zeros((n, n))
     for (i, j), w in weights.items():
@@ -197,7 +184,7 @@ def test_ndcg_loss2_plus_plus_is_mu_ndcg_loss2_plus_lambdarank(k):
         objective = LambdaRankObjective(
             labels, offsets, sigma=1.0, metric="ndcg", k=k, gain="exponential", pair_weighting=pair_weighting
         )
-        grads[pair_weighting] = _whole(objective, scores, offsets)
+        grads[pair_weighting] = whole_gradient(objective, scores, offsets)
     for part in (0, 1):  # gradient, cost
         combined = LAMBDALOSS_MU * grads["ndcg_loss2"][part] + grads["lambdarank"][part]
         scale = np.abs(combined).max()
@@ -208,8 +195,8 @@ def test_default_pair_weighting_is_lambdarank():
     rng = np.random.RandomState(12)
     scores, labels, offsets = _random_queries(rng, 20, 30)
     kwargs = dict(sigma=1.0, metric="ndcg", k=5, gain="exponential")
-    default = _whole(LambdaRankObjective(labels, offsets, **kwargs), scores, offsets)
-    explicit = _whole(LambdaRankObjective(labels, offsets, pair_weighting="lambdarank", **kwargs), scores, offsets)
+    default = whole_gradient(LambdaRankObjective(labels, offsets, **kwargs), scores, offsets)
+    explicit = whole_gradient(LambdaRankObjective(labels, offsets, pair_weighting="lambdarank", **kwargs), scores, offsets)
     np.testing.assert_array_equal(default[0], explicit[0])
     np.testing.assert_array_equal(default[1], explicit[1])
     assert LambdaRankRanker().pair_weighting == "lambdarank"
@@ -226,7 +213,7 @@ def test_every_pair_weighting_runs_the_one_compiled_kernel():
             labels, offsets, sigma=1.0, metric=metric, k=3, gain="exponential", pair_weighting=pair_weighting
         )
         for with_cost in (False, True):
-            _whole(objective, scores, offsets, with_cost=with_cost)
+            whole_gradient(objective, scores, offsets, with_cost=with_cost)
     assert len(_lambdas.lambdarank_chunk.signatures) == 1
 
 
@@ -258,7 +245,7 @@ def test_lambdas_sum_to_zero_and_vanish_without_label_differences(kind, kwargs):
     rng = np.random.RandomState(4)
     scores, labels, offsets = _random_queries(rng, 20, 10)
     labels[offsets[1] : offsets[2]] = 2.0  # a query whose labels are all equal
-    grad, _ = _whole(_objective(kind, labels, offsets, **kwargs), scores, offsets)
+    grad, _ = whole_gradient(_objective(kind, labels, offsets, **kwargs), scores, offsets)
     for q in range(len(offsets) - 1):
         assert abs(grad[offsets[q] : offsets[q + 1]].sum()) < 1e-12
     assert np.all(grad[offsets[0] : offsets[2]] == 0.0)  # no relevant / all equal
@@ -273,12 +260,12 @@ def test_huge_score_gaps_stay_finite_and_exact(kind, kwargs, gap):
     offsets = np.array([0, 3])
     objective = _objective(kind, labels, offsets, **kwargs)
     wrong = np.array([-gap, 0.0, gap])
-    grad, cost = _whole(objective, wrong, offsets)
+    grad, cost = whole_gradient(objective, wrong, offsets)
     assert np.all(np.isfinite(grad)) and np.all(np.isfinite(cost))
     ref_grad, ref_cost = pair_lambdas(wrong.tolist(), labels.tolist(), **_reference_kwargs(kind, kwargs))
     np.testing.assert_allclose(grad, ref_grad, rtol=1e-12)
     np.testing.assert_allclose(cost, [ref_cost], rtol=1e-12)
-    right_grad, right_cost = _whole(objective, -wrong, offsets)
+    right_grad, right_cost = whole_gradient(objective, -wrong, offsets)
     assert np.all(np.abs(right_grad) < 1e-300) and right_cost[0] < 1e-300
 
 
@@ -291,16 +278,16 @@ def test_results_do_not_depend_on_the_number_of_threads(kind, kwargs, monkeypatc
     results = []
     for n_threads in (1, 2, 3):
         objective.n_threads = n_threads
-        results.append(_whole(objective, scores, offsets))
+        results.append(whole_gradient(objective, scores, offsets))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
-def test_batch_of_some_queries_equals_those_queries_of_the_whole():
+def test_batch_of_some_queries_equals_those_queries_of_thewhole_gradient():
     rng = np.random.RandomState(6)
     scores, labels, offsets = _random_queries(rng, 30, 12)
     objective = LambdaRankObjective(labels, offsets, sigma=1.0, metric="ndcg", k=5, gain="exponential")
-    grad, cost = _whole(objective, scores, offsets)
+    grad, cost = whole_gradient(objective, scores, offsets)
     queries = np.array([7, 2, 19])
     rows = np.concatenate([np.arange(offsets[q], offsets[q + 1]) for q in queries])
     batch_offsets = np.concatenate(([0], np.cumsum(np.diff(offsets)[queries])))
@@ -321,7 +308,7 @@ def test_one_long_query_with_truncation_needs_no_pair_matrix(pair_weighting):
     objective = LambdaRankObjective(
         labels, offsets, sigma=1.0, metric="ndcg", k=30, gain="exponential", pair_weighting=pair_weighting
     )
-    grad, cost = _whole(objective, scores, offsets)
+    grad, cost = whole_gradient(objective, scores, offsets)
     assert np.all(np.isfinite(grad)) and np.isfinite(cost[0])
     assert abs(grad.sum()) < 1e-9 and np.count_nonzero(grad) > n // 2
 
@@ -341,7 +328,7 @@ def test_pair_probabilities_compose(s_i, s_j, s_k, sigma):
         is sigma / (1 + exp(sigma (b - a)))."""
         offsets = np.array([0, 2])
         objective = RankNetObjective(np.array([1.0, 0.0]), offsets, sigma=sigma)
-        grad, _ = _whole(objective, np.array([b, a]), offsets, with_cost=False)
+        grad, _ = whole_gradient(objective, np.array([b, a]), offsets, with_cost=False)
         return grad[1] / sigma
 
     p_ij, p_jk, p_ik = p(s_i, s_j), p(s_j, s_k), p(s_i, s_k)

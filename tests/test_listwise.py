@@ -11,12 +11,8 @@ from sklearn_ranknet._objectives import ListNetObjective
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import ndcg_score
 from tests._reference_listwise import softmax_cross_entropy
+from tests._assertions import assert_gradient_is_the_cost_derivative, whole_gradient
 
-
-def _whole(objective, scores, offsets, with_cost=True):
-    return objective.gradient(
-        scores, np.arange(len(scores)), np.arange(len(offsets) - 1), offsets, with_cost=with_cost
-    )
 
 
 def _random_queries(rng, n_queries, max_size, soft=False):
@@ -33,7 +29,7 @@ def _random_queries(rng, n_queries, max_size, soft=False):
 def test_kernel_matches_reference(soft, sigma):
     rng = np.random.default_rng(int(soft) + int(10 * sigma))
     scores, labels, offsets = _random_queries(rng, 40, 12, soft)
-    grad, cost = _whole(ListNetObjective(labels, offsets, sigma=sigma), scores, offsets)
+    grad, cost = whole_gradient(ListNetObjective(labels, offsets, sigma=sigma), scores, offsets)
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
         ref_grad, ref_cost = softmax_cross_entropy(scores[lo:hi].tolist(), labels[lo:hi].tolist(), sigma)
@@ -52,7 +48,7 @@ def test_kernel_matches_reference_on_any_query(scores, data, sigma):
     labels = data.draw(st.lists(st.integers(0, 4), min_size=len(scores), max_size=len(scores)))
     scores, labels = np.array(scores), np.array(labels, dtype=float)
     offsets = np.array([0, len(scores)])
-    grad, cost = _whole(ListNetObjective(labels, offsets, sigma=sigma), scores, offsets)
+    grad, cost = whole_gradient(ListNetObjective(labels, offsets, sigma=sigma), scores, offsets)
     ref_grad, ref_cost = softmax_cross_entropy(scores.tolist(), labels.tolist(), sigma)
     # Each gradient is sigma times a difference of numbers in [0, 1].
     np.testing.assert_allclose(grad, ref_grad, rtol=0, atol=1e-14 * sigma)
@@ -64,21 +60,13 @@ def test_gradient_is_the_derivative_of_the_cost():
     rng = np.random.default_rng(3)
     scores, labels, offsets = _random_queries(rng, 6, 8)
     objective = ListNetObjective(labels, offsets, sigma=1.3)
-    grad, _ = _whole(objective, scores, offsets)
-    eps = 1e-6
-    numeric = np.empty_like(scores)
-    for i in range(len(scores)):
-        up, down = scores.copy(), scores.copy()
-        up[i] += eps
-        down[i] -= eps
-        numeric[i] = (_whole(objective, up, offsets)[1].sum() - _whole(objective, down, offsets)[1].sum()) / (2 * eps)
-    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+    assert_gradient_is_the_cost_derivative(objective, scores, offsets)
 
 
 def test_gradient_sums_to_zero_and_cost_is_minimal_at_the_target():
     rng = np.random.default_rng(4)
     scores, labels, offsets = _random_queries(rng, 30, 10)
-    grad, cost = _whole(ListNetObjective(labels, offsets, sigma=1.0), scores, offsets)
+    grad, cost = whole_gradient(ListNetObjective(labels, offsets, sigma=1.0), scores, offsets)
     for q in range(len(offsets) - 1):
         assert abs(grad[offsets[q] : offsets[q + 1]].sum()) < 1e-14
     assert np.all(grad[offsets[0] : offsets[1]] == 0.0) and cost[0] == 0.0
@@ -87,7 +75,7 @@ def test_gradient_sums_to_zero_and_cost_is_minimal_at_the_target():
     # target's entropy.
     labels = np.array([3.0, 1.0, 2.0])
     scores = np.log(labels / labels.sum()) + 7.0
-    grad, cost = _whole(ListNetObjective(labels, np.array([0, 3]), sigma=1.0), scores, np.array([0, 3]))
+    grad, cost = whole_gradient(ListNetObjective(labels, np.array([0, 3]), sigma=1.0), scores, np.array([0, 3]))
     target = labels / labels.sum()
     np.testing.assert_allclose(grad, 0.0, atol=1e-15)
     assert cost[0] == pytest.approx(-(target * np.log(target)).sum(), rel=1e-14)
@@ -97,7 +85,7 @@ def test_gradient_sums_to_zero_and_cost_is_minimal_at_the_target():
 def test_huge_scores_stay_finite(gap):
     labels = np.array([2.0, 1.0, 0.0])
     offsets = np.array([0, 3])
-    grad, cost = _whole(ListNetObjective(labels, offsets, sigma=1.0), np.array([-gap, 0.0, gap]), offsets)
+    grad, cost = whole_gradient(ListNetObjective(labels, offsets, sigma=1.0), np.array([-gap, 0.0, gap]), offsets)
     assert np.all(np.isfinite(grad)) and np.isfinite(cost[0])
     np.testing.assert_allclose(grad, [-2 / 3, -1 / 3, 1.0], rtol=1e-15)
 
@@ -110,7 +98,7 @@ def test_results_do_not_depend_on_the_number_of_threads(monkeypatch):
     results = []
     for n_threads in (1, 2, 3):
         objective.n_threads = n_threads
-        results.append(_whole(objective, scores, offsets))
+        results.append(whole_gradient(objective, scores, offsets))
     for grad, cost in results[1:]:
         np.testing.assert_array_equal(grad, results[0][0])
         np.testing.assert_array_equal(cost, results[0][1])
@@ -138,7 +126,7 @@ def test_exponential_gain_targets_are_the_gains():
     """gain="exponential" is the linear objective on labels 2**y - 1."""
     rng = np.random.default_rng(6)
     scores, labels, offsets = _random_queries(rng, 20, 9)
-    exponential = _whole(ListNetObjective(labels, offsets, sigma=1.0, gain="exponential"), scores, offsets)
-    on_gains = _whole(ListNetObjective(2.0**labels - 1.0, offsets, sigma=1.0), scores, offsets)
+    exponential = whole_gradient(ListNetObjective(labels, offsets, sigma=1.0, gain="exponential"), scores, offsets)
+    on_gains = whole_gradient(ListNetObjective(2.0**labels - 1.0, offsets, sigma=1.0), scores, offsets)
     np.testing.assert_array_equal(exponential[0], on_gains[0])
     np.testing.assert_array_equal(exponential[1], on_gains[1])

@@ -10,12 +10,8 @@ from sklearn_ranknet._objectives import RankNetObjective, label_sorted_order
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import ndcg_score
 from tests._reference_lambdas import pair_lambdas, soft_ranknet_lambdas
+from tests._assertions import assert_gradient_is_the_cost_derivative, whole_gradient
 
-
-def _whole(objective, scores, offsets):
-    return objective.gradient(
-        scores, np.arange(len(scores)), np.arange(len(offsets) - 1), offsets, with_cost=True
-    )
 
 
 def _queries(rng, n_queries, max_size, score_scale=2.0):
@@ -32,7 +28,7 @@ def _queries(rng, n_queries, max_size, score_scale=2.0):
 def test_kernel_matches_reference(sigma, score_scale):
     rng = np.random.default_rng(int(sigma * 10) + int(score_scale))
     scores, labels, offsets = _queries(rng, 30, 10, score_scale)
-    grad, cost = _whole(RankNetObjective(labels, offsets, sigma=sigma, soft_targets=True), scores, offsets)
+    grad, cost = whole_gradient(RankNetObjective(labels, offsets, sigma=sigma, soft_targets=True), scores, offsets)
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
         ref_grad, ref_cost = soft_ranknet_lambdas(scores[lo:hi].tolist(), labels[lo:hi].tolist(), sigma=sigma)
@@ -51,7 +47,7 @@ def test_kernel_matches_reference_on_any_query(data):
     labels = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.1, 0.5, 1.0, 4.0]), min_size=n, max_size=n)))
     order = np.argsort(-labels, kind="stable")
     scores, labels, offsets = scores[order], labels[order], np.array([0, n])
-    grad, cost = _whole(RankNetObjective(labels, offsets, sigma=1.0, soft_targets=True), scores, offsets)
+    grad, cost = whole_gradient(RankNetObjective(labels, offsets, sigma=1.0, soft_targets=True), scores, offsets)
     ref_grad, ref_cost = soft_ranknet_lambdas(scores.tolist(), labels.tolist())
     np.testing.assert_allclose(grad, ref_grad, rtol=0, atol=1e-13)
     np.testing.assert_allclose(cost[0], ref_cost, rtol=0, atol=1e-13 * (1 + np.ptp(scores)))
@@ -61,14 +57,7 @@ def test_gradient_is_the_derivative_of_the_cost():
     rng = np.random.default_rng(3)
     scores, labels, offsets = _queries(rng, 6, 8)
     objective = RankNetObjective(labels, offsets, sigma=1.3, soft_targets=True)
-    grad, _ = _whole(objective, scores, offsets)
-    eps, numeric = 1e-6, np.empty_like(scores)
-    for i in range(len(scores)):
-        up, down = scores.copy(), scores.copy()
-        up[i] += eps
-        down[i] -= eps
-        numeric[i] = (_whole(objective, up, offsets)[1].sum() - _whole(objective, down, offsets)[1].sum()) / (2 * eps)
-    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+    assert_gradient_is_the_cost_derivative(objective, scores, offsets)
 
 
 def test_far_apart_labels_are_hard_targets():
@@ -79,8 +68,8 @@ def test_far_apart_labels_are_hard_targets():
     labels = np.where(labels > 1.5, 40.0, 0.0)
     order = label_sorted_order(labels, offsets)
     scores, labels = scores[order], labels[order]
-    soft, soft_cost = _whole(RankNetObjective(labels, offsets, sigma=1.0, soft_targets=True), scores, offsets)
-    hard, hard_cost = _whole(RankNetObjective(labels, offsets, sigma=1.0), scores, offsets)
+    soft, soft_cost = whole_gradient(RankNetObjective(labels, offsets, sigma=1.0, soft_targets=True), scores, offsets)
+    hard, hard_cost = whole_gradient(RankNetObjective(labels, offsets, sigma=1.0), scores, offsets)
     np.testing.assert_allclose(soft, hard, rtol=0, atol=1e-15)
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
@@ -95,7 +84,7 @@ def test_results_do_not_depend_on_the_number_of_threads(monkeypatch):
     results = []
     for n_threads in (1, 2, 3):
         objective.n_threads = n_threads
-        results.append(_whole(objective, scores, offsets))
+        results.append(whole_gradient(objective, scores, offsets))
     for grad, cost in results[1:]:
         np.testing.assert_array_equal(grad, results[0][0])
         np.testing.assert_array_equal(cost, results[0][1])
