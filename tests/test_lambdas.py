@@ -15,8 +15,8 @@ from sklearn_ranknet._objectives import (
     label_sorted_order,
 )
 from sklearn_ranknet.datasets import make_ranking
-from tests._reference_lambdas import (
 from tests._assertions import assert_gradient_is_the_cost_derivative, whole_gradient
+from tests._reference_lambdas import (
     pair_lambdas,
     pair_weights,
     ranknet_weights,
