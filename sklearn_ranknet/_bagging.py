@@ -33,9 +33,12 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._base import _warn_if_no_groups
+from ._base import check_groups_for_score
 from ._groups import group_rows, query_of_row
 from ._lambdarank import LambdaRankRanker
+from ._query_column import (
+    QUERY_COLUMN_CONSTRAINT, merge_groups, query_column_of, split_query_column,
+)
 from ._training import SCORE_K
 from .metrics import ndcg_score
 
@@ -76,6 +79,13 @@ class BaggingRanker(BaseEstimator):
         Draws the seed of every member, which sets the member's
         ``random_state`` parameters and its bootstrap sample. An int gives
         the same members on every fit.
+    query_column : str, int or None, default=None
+        A column of ``X`` that holds the query ids (a DataFrame column name,
+        or a position), as the rankers' ``query_column``: ``fit``,
+        ``predict`` and ``score`` read the ids from it and drop it, and the
+        members get the remaining features with the ids as ``groups``. Set it
+        here, not on ``estimator``. Lets scikit-learn's tools work with
+        metadata routing off.
 
     Attributes
     ----------
@@ -151,14 +161,19 @@ class BaggingRanker(BaseEstimator):
             None,
         ],
         "random_state": ["random_state"],
+        "query_column": QUERY_COLUMN_CONSTRAINT,
     }
 
-    def __init__(self, estimator=None, n_estimators=5, *, bootstrap=False, n_jobs=None, random_state=None):
+    def __init__(
+        self, estimator=None, n_estimators=5, *, bootstrap=False, n_jobs=None, random_state=None,
+        query_column=None,
+    ):
         self.estimator = estimator
         self.n_estimators = n_estimators
         self.bootstrap = bootstrap
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.query_column = query_column
 
     def _get_estimator(self):
         return LambdaRankRanker() if self.estimator is None else self.estimator
@@ -198,13 +213,20 @@ class BaggingRanker(BaseEstimator):
             raise
 
     def _fit(self, X, y, groups, sample_weight):
+        X, groups = self._features_and_groups(X, groups)
+        template = self._get_estimator()
+        if self.query_column is not None and query_column_of(template) is not None:
+            raise ValueError(
+                "Both BaggingRanker and its estimator have a query_column. Set it "
+                "on the BaggingRanker only: its members get the features without "
+                "the column, and the query ids as groups."
+            )
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=None, ensure_all_finite=False, reset=True,
         )
         n_samples = _num_samples(X)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
-        template = self._get_estimator()
         fit_params = self._member_fit_params(template, groups, sample_weight)
         # The bootstrap needs the queries whether or not members receive them.
         query_groups = group_rows(groups, n_samples) if self.bootstrap and groups is not None else None
@@ -253,6 +275,9 @@ class BaggingRanker(BaseEstimator):
             Higher means ranked higher within its query.
         """
         check_is_fitted(self, "estimators_")
+        return self._predict_features(split_query_column(X, self.query_column)[0])
+
+    def _predict_features(self, X):
         X = validate_data(self, X, accept_sparse="csr", dtype=None, ensure_all_finite=False, reset=False)
         member_scores = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(member.predict)(X) for member in self.estimators_
@@ -273,8 +298,9 @@ class BaggingRanker(BaseEstimator):
         y : array-like of shape (n_samples,)
             Graded relevance labels.
         groups : array-like of shape (n_samples,), default=None
-            Query id of each row. ``None`` scores all rows as one query (and
-            warns).
+            Query id of each row. Needed (here or in ``query_column``) for
+            more than one row: without query ids the score would be that of
+            one query made of all rows, so that is an error.
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, constant within each query: a weighted mean over
             queries, as in the rankers' ``score``.
@@ -286,11 +312,15 @@ class BaggingRanker(BaseEstimator):
             when they have none); tied scores averaged.
         """
         check_is_fitted(self, "estimators_")
-        _warn_if_no_groups(groups, _num_samples(y), "score")
+        X, groups = self._features_and_groups(X, groups)
+        scores = self._predict_features(X)
+        check_groups_for_score(groups, len(scores), type(self).__name__)
         gain = _gain_of(self.estimators_[0])
-        return ndcg_score(
-            y, self.predict(X), groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight
-        )
+        return ndcg_score(y, scores, groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight)
+
+    def _features_and_groups(self, X, groups):
+        X, query_ids = split_query_column(X, self.query_column)
+        return X, merge_groups(groups, query_ids, self.query_column)
 
     def get_metadata_routing(self):
         """Metadata routing of this object: ``fit`` params go to the members.

@@ -18,6 +18,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import _network, _training
 from ._inputs import FEATURE_SCALINGS, InputScaling, block_rows
 from ._jit import effective_n_jobs, single_threaded_blas
+from ._query_column import (
+    QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, merge_groups, split_query_column,
+)
 from ._training import SCORE_K, TrainingSet
 from ._validation import check_relevance_labels
 from .metrics import ndcg_score
@@ -64,6 +67,7 @@ class BaseRanker(BaseEstimator):
         "feature_scaling": [StrOptions(set(FEATURE_SCALINGS)), None],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "input_noise": [Interval(Real, 0, None, closed="left")],
+        "query_column": QUERY_COLUMN_CONSTRAINT,
     }
 
     # Concrete rankers declare every parameter with its default (scikit-learn
@@ -91,6 +95,7 @@ class BaseRanker(BaseEstimator):
         feature_scaling,
         dropout,
         input_noise,
+        query_column,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -112,6 +117,7 @@ class BaseRanker(BaseEstimator):
         self.feature_scaling = feature_scaling
         self.dropout = dropout
         self.input_noise = input_noise
+        self.query_column = query_column
 
     # ------------------------------------------------------------------
     # What subclasses provide
@@ -141,7 +147,8 @@ class BaseRanker(BaseEstimator):
             Graded relevance of each row, finite and >= 0 (e.g. 0..4).
         groups : array-like of shape (n_samples,), default=None
             Query id of each row, of any sortable type and in any order.
-            ``None`` treats all rows as one query (and warns).
+            ``None`` takes them from ``query_column`` when it is set, and
+            otherwise treats all rows as one query (and warns).
         sample_weight : array-like of shape (n_samples,), default=None
             Weight of each row's query, the same on every row of a query
             (an error otherwise), >= 0: a query's contribution to the
@@ -160,6 +167,7 @@ class BaseRanker(BaseEstimator):
         # Like MLPRegressor: each fit starts a new optimizer, so changed
         # hyperparameters apply; only partial_fit carries its state on.
         self.__dict__.pop("_optimizer", None)
+        X, groups = self._features_and_groups(X, groups)
         return self._fit(X, y, groups, sample_weight, incremental=False)
 
     def _check_stochastic_solver(self):
@@ -191,6 +199,7 @@ class BaseRanker(BaseEstimator):
         if not hasattr(self, "coefs_"):
             self._validate_params()
             self._reset()
+        X, groups = self._features_and_groups(X, groups)
         return self._fit(X, y, groups, sample_weight, incremental=True)
 
     def predict(self, X):
@@ -206,6 +215,10 @@ class BaseRanker(BaseEstimator):
             Pointwise scores: no query ids are needed to predict.
         """
         check_is_fitted(self, "coefs_")
+        return self._predict_features(split_query_column(X, self.query_column)[0])
+
+    def _predict_features(self, X):
+        """Scores of rows given without their query column."""
         X = validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
         coefs, intercepts = self._network_params(X)
         if self._input_scaling is None or (sp.issparse(X) and self._input_scaling.kind == "standard"):
@@ -248,8 +261,9 @@ class BaseRanker(BaseEstimator):
         y : array-like of shape (n_samples,)
             Graded relevance labels.
         groups : array-like of shape (n_samples,), default=None
-            Query id of each row. ``None`` scores all rows as one query (and
-            warns).
+            Query id of each row. Needed (here or in ``query_column``) for
+            more than one row: without query ids the score would be that of
+            one query made of all rows, so that is an error.
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, constant within each query: a weighted mean over
             queries.
@@ -259,12 +273,26 @@ class BaseRanker(BaseEstimator):
         score : float
             Mean NDCG@10 by query (gain 2**label - 1 unless the ranker's
             ``gain`` says otherwise; tied scores averaged).
+
+        Raises
+        ------
+        ValueError
+            When more than one row arrives without query ids (no ``groups``
+            and no ``query_column``), e.g. from ``cross_validate`` with
+            metadata routing off. The message names both fixes.
         """
-        _warn_if_no_groups(groups, len(y), "score")
+        check_is_fitted(self, "coefs_")
+        X, groups = self._features_and_groups(X, groups)
+        scores = self._predict_features(X)
+        check_groups_for_score(groups, len(scores), type(self).__name__)
         gain = getattr(self, "gain", "exponential")
-        return ndcg_score(
-            y, self.predict(X), groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight
-        )
+        return ndcg_score(y, scores, groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight)
+
+    def _features_and_groups(self, X, groups):
+        """``X`` without its query column, and the query ids (see
+        ``query_column``)."""
+        X, query_ids = split_query_column(X, self.query_column)
+        return X, merge_groups(groups, query_ids, self.query_column)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -392,13 +420,23 @@ class BaseRanker(BaseEstimator):
 
 
 def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
+    # fit(X, y) must work without groups: scikit-learn's common checks (and
+    # any tool that knows nothing of queries) call it so.
     if groups is None and n_samples > 1:
         warnings.warn(
             f"{method} got no groups, so all {n_samples} rows are treated as one "
-            "query. Pass groups=<query id per row>. Inside GridSearchCV, "
-            "cross_validate or a Pipeline, turn on metadata routing with "
-            "sklearn.set_config(enable_metadata_routing=True) so that groups "
-            "reach the ranker and its scorer.",
+            f"query. {ROUTING_OFF_FIXES}",
             UserWarning,
             stacklevel=stacklevel,
+        )
+
+
+def check_groups_for_score(groups, n_samples, owner):
+    """A score over several rows without query ids would be one query's NDCG
+    for the whole input: the wrong number for any ranking data, so an error.
+    """
+    if groups is None and n_samples > 1:
+        raise ValueError(
+            f"{owner}.score got no groups, so it would score all {n_samples} rows as "
+            f"one query. {ROUTING_OFF_FIXES}"
         )

@@ -93,6 +93,17 @@ class ListNetRanker(BaseRanker):
         Standard deviation of Gaussian noise added to the standardized
         inputs during training only. Sparse minibatches are made dense when
         it is positive.
+    query_column : str, int or None, default=None
+        Where the query ids travel inside ``X``: a DataFrame column name, or
+        a column position (for arrays, sparse matrices and DataFrames).
+        ``fit``, ``partial_fit``, ``predict`` and ``score`` then read each
+        row's query id from that column and drop it from the features
+        (``n_features_in_`` does not count it), and this package's scorers
+        find the ids there when no ``groups`` reach them. So
+        ``cross_validate``, ``GridSearchCV``, ``learning_curve`` and
+        :func:`~sklearn_ranknet.inspection.permutation_importance` work with
+        metadata routing off. ``groups=`` may still be passed; it must then
+        agree with the column. Removing the column copies ``X`` once per call.
     gain : {"exponential", "linear"}, default="exponential"
         The target distribution of a query is proportional to the NDCG gain
         of its labels, ``2**label - 1`` or ``label`` (TF-Ranking's
@@ -182,6 +193,7 @@ class ListNetRanker(BaseRanker):
         feature_scaling="standard",
         dropout=0.0,
         input_noise=0.0,
+        query_column=None,
         gain="exponential",
     ):
         super().__init__(
@@ -205,6 +217,7 @@ class ListNetRanker(BaseRanker):
             feature_scaling=feature_scaling,
             dropout=dropout,
             input_noise=input_noise,
+            query_column=query_column,
         )
         self.gain = gain
 

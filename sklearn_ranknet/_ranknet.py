@@ -87,6 +87,17 @@ class RankNetRanker(BaseRanker):
         Standard deviation of Gaussian noise added to the standardized
         inputs during training only. Sparse minibatches are made dense when
         it is positive.
+    query_column : str, int or None, default=None
+        Where the query ids travel inside ``X``: a DataFrame column name, or
+        a column position (for arrays, sparse matrices and DataFrames).
+        ``fit``, ``partial_fit``, ``predict`` and ``score`` then read each
+        row's query id from that column and drop it from the features
+        (``n_features_in_`` does not count it), and this package's scorers
+        find the ids there when no ``groups`` reach them. So
+        ``cross_validate``, ``GridSearchCV``, ``learning_curve`` and
+        :func:`~sklearn_ranknet.inspection.permutation_importance` work with
+        metadata routing off. ``groups=`` may still be passed; it must then
+        agree with the column. Removing the column copies ``X`` once per call.
     pair_targets : {"hard", "soft"}, default="hard"
         Target probability that document i ranks above j, for each pair with
         y_i > y_j: 1 ("hard"), or sigmoid(y_i - y_j) ("soft", Burges et al.,
@@ -176,6 +187,7 @@ class RankNetRanker(BaseRanker):
         feature_scaling="standard",
         dropout=0.0,
         input_noise=0.0,
+        query_column=None,
         pair_targets="hard",
     ):
         super().__init__(
@@ -199,6 +211,7 @@ class RankNetRanker(BaseRanker):
             feature_scaling=feature_scaling,
             dropout=dropout,
             input_noise=input_noise,
+            query_column=query_column,
         )
         self.pair_targets = pair_targets
 

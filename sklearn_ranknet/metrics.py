@@ -25,17 +25,19 @@ Conventions
   (LightGBM's limit: ``2**label`` would swamp every other grade).
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn import config_context
-from sklearn.metrics import make_scorer
+from sklearn.metrics._scorer import _Scorer  # what make_scorer builds
 from sklearn.utils import assert_all_finite, column_or_1d
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from . import _kernels
 from ._groups import group_rows, query_weights
 from ._jit import as_kernel_array, effective_n_jobs, over_queries
+from ._query_column import query_ids_in
 from ._validation import check_relevance_labels
 
 __all__ = [
@@ -203,7 +205,7 @@ def ndcg_score(
     groups : array-like of shape (n_samples,), default=None
         Query id of each row: ints, strings or any sortable values, in any
         order; rows of one query need not be adjacent. ``None`` treats all
-        rows as one query.
+        rows as one query, and warns when there is more than one row.
     k : int, default=None
         Only the top ``k`` ranks count (NDCG@k). ``None`` uses every rank.
     gain : {"exponential", "linear"}, default="exponential"
@@ -283,7 +285,7 @@ def map_score(
         Predicted score of each row; higher ranks first. Finite.
     groups : array-like of shape (n_samples,), default=None
         Query id of each row, in any order. ``None`` treats all rows as one
-        query.
+        query, and warns when there is more than one row.
     k : int, default=None
         Only the top ``k`` ranks count. ``None`` uses every rank.
     ignore_ties : bool, default=False
@@ -348,6 +350,17 @@ def _check_targets(y_true, y_score, groups):
         raise ValueError("y_true and y_score are empty; there is nothing to rank.")
     assert_all_finite(y_true, input_name="y_true")
     assert_all_finite(y_score, input_name="y_score")
+    if groups is None and len(y_true) > 1:
+        # Documented, and legitimate for a single ranked list; but on ranking
+        # data it is the wrong number, so say so.
+        warnings.warn(
+            f"No groups were given, so all {len(y_true)} rows are scored as one "
+            "query. Pass groups=<query id per row> to score query by query (for "
+            "a single query, groups=numpy.zeros(n_rows) says so and silences "
+            "this warning).",
+            UserWarning,
+            stacklevel=5,  # past the validate_params wrapper, to the caller
+        )
     return y_true, y_score, group_rows(groups, len(y_true))
 
 
@@ -410,24 +423,41 @@ def _mean_over_queries(query_groups, values, empty, empty_query_score, sample_we
 
 _ROUTING_HELP = (
     "{name} scores each query separately, so it needs the query id of every "
-    "row as `groups`, and none arrived. Turn on metadata routing with "
+    "row, and none arrived: without them every fold would be scored as if it "
+    "were one single query. Two fixes. (1) Turn on metadata routing with "
     "`sklearn.set_config(enable_metadata_routing=True)` and pass the ids where "
     "you fit: `GridSearchCV(...).fit(X, y, groups=qid)` or "
-    "`cross_validate(..., params={{'groups': qid}})`. Without them every fold "
-    "would be scored as if it were one single query."
+    "`cross_validate(..., params={{'groups': qid}})`. (2) With routing off, keep "
+    "the ids in a column of X and name it with the ranker's `query_column` "
+    "parameter; the scorer then reads them from there."
 )
 
 
 def _ndcg_by_query(y_true, y_pred, *, groups=None, sample_weight=None, **kwargs):
-    if groups is None:
+    if groups is None and len(y_true) > 1:
         raise ValueError(_ROUTING_HELP.format(name="ndcg_scorer"))
     return ndcg_score(y_true, y_pred, groups=groups, sample_weight=sample_weight, **kwargs)
 
 
 def _map_by_query(y_true, y_pred, *, groups=None, sample_weight=None, **kwargs):
-    if groups is None:
+    if groups is None and len(y_true) > 1:
         raise ValueError(_ROUTING_HELP.format(name="map_scorer"))
     return map_score(y_true, y_pred, groups=groups, sample_weight=sample_weight, **kwargs)
+
+
+class _QueryScorer(_Scorer):
+    """A scorer that takes the query ids from ``X`` when none were routed.
+
+    The estimator's (or its last Pipeline step's) ``query_column`` says where
+    they are; the estimator itself drops that column when it predicts.
+    """
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        if kwargs.get("groups") is None:
+            query_ids = query_ids_in(estimator, X)
+            if query_ids is not None:
+                kwargs["groups"] = query_ids
+        return super()._score(method_caller, estimator, X, y_true, **kwargs)
 
 
 def _grouped_scorer(score_func, check_func, metric_kwargs):
@@ -437,8 +467,8 @@ def _grouped_scorer(score_func, check_func, metric_kwargs):
             "and arrives through metadata routing."
         )
     # Fail now, not in the middle of a search, on a bad k, gain or typo.
-    check_func([1.0, 0.0], [1.0, 0.0], **metric_kwargs)
-    scorer = make_scorer(score_func, response_method="predict", **metric_kwargs)
+    check_func([1.0, 0.0], [1.0, 0.0], groups=[0, 0], **metric_kwargs)
+    scorer = _QueryScorer(score_func, 1, metric_kwargs, response_method="predict")
     # set_score_request is public but only callable while routing is on; the
     # request it records stays with the scorer whatever the global setting.
     with config_context(enable_metadata_routing=True):
@@ -450,10 +480,12 @@ def ndcg_scorer(k=10, **metric_kwargs):
     """A scorer of mean NDCG@k by query, for GridSearchCV and cross_validate.
 
     The scorer asks for ``groups`` through scikit-learn's metadata routing,
-    so each fold is scored query by query. Routing must be on
-    (``sklearn.set_config(enable_metadata_routing=True)``); when no
-    ``groups`` reach the scorer it raises an error that says so, rather than
-    scoring a whole fold as one query.
+    so each fold is scored query by query, with routing on
+    (``sklearn.set_config(enable_metadata_routing=True)``). With routing off,
+    it reads the query ids from the column of ``X`` that the estimator's
+    ``query_column`` names (also through a Pipeline, to its last step). When
+    neither gives ids for more than one row it raises an error that names
+    both fixes, rather than scoring a whole fold as one query.
 
     Parameters
     ----------
@@ -493,7 +525,8 @@ def ndcg_scorer(k=10, **metric_kwargs):
 def map_scorer(k=None, **metric_kwargs):
     """A scorer of MAP@k by query, for GridSearchCV and cross_validate.
 
-    Requests ``groups`` through metadata routing like :func:`ndcg_scorer`.
+    Requests ``groups`` through metadata routing, or reads them from the
+    estimator's ``query_column``, like :func:`ndcg_scorer`.
 
     Parameters
     ----------

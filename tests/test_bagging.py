@@ -360,9 +360,8 @@ def test_score_is_mean_ndcg_at_10_with_the_members_gain():
         got = bag.score(X, y, groups=qid)
         assert got == pytest.approx(ndcg_score(y, scores, groups=qid, k=10, gain="linear"), abs=1e-12)
         assert got != pytest.approx(ndcg_score(y, scores, groups=qid, k=10, gain="exponential"), abs=1e-6)
-    with pytest.warns(UserWarning, match=r"score got no groups, so all \d+ rows are treated as one query"):
-        as_one = bag.score(X, y)
-    assert as_one == pytest.approx(ndcg_score(y, scores, k=10, gain="linear"), abs=1e-12)
+    with pytest.raises(ValueError, match=r"BaggingRanker.score got no groups.*query_column"):
+        bag.score(X, y)
 
 
 def test_not_fitted_raises():

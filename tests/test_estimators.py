@@ -345,13 +345,15 @@ def test_pipeline_score_with_routing():
         search.fit(X, y, groups=qid)
 
 
-def test_score_without_groups_warns_and_scores_one_query():
+def test_score_without_groups_is_an_error_naming_both_fixes():
     X, y, qid = _small(10)
     ranker = LambdaRankRanker(max_iter=3, random_state=0, **FAST).fit(X, y, groups=qid)
-    with pytest.warns(UserWarning, match=r"score got no groups, so all \d+ rows are treated as one query"):
-        as_one = ranker.score(X, y)
-    assert as_one == pytest.approx(ndcg_score(y, ranker.predict(X), k=10))
-    assert as_one != pytest.approx(ranker.score(X, y, groups=qid))
+    with pytest.raises(ValueError, match=r"score got no groups, so it would score all \d+ rows as one query") as error:
+        ranker.score(X, y)
+    assert "enable_metadata_routing=True" in str(error.value)
+    assert "query_column" in str(error.value)
+    # One row is one query whatever the groups say: no error.
+    assert ranker.score(X[:1], y[:1]) == ranker.score(X[:1], y[:1], groups=qid[:1])
 
 
 def test_routing_off_warns_how_to_turn_it_on():

@@ -14,9 +14,15 @@ def test_readme_python_blocks_run():
     assert blocks, "the README should show how to use the package"
     with sklearn.config_context(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ConvergenceWarning from short fits
+        results = {}
         for code in blocks:
-            namespace = {}
+            namespace = {}  # each block runs on its own, as a reader would paste it
             exec(compile(code, str(README), "exec"), namespace)
-    search = namespace["search"]
+            results.update(namespace)
+    search = results["search"]
     assert 0.0 <= search.best_score_ <= 1.0
     assert set(search.cv_results_) >= {"mean_test_ndcg@10", "mean_test_map"}
+    # Routing off, query ids in X: every fold scored query by query. (One
+    # fold scored as a single query gives NDCG@10 below 0.6 on this data;
+    # the trained ranker's mean over queries is about 0.88.)
+    assert all(0.75 < score <= 1.0 for score in results["result"]["test_score"])

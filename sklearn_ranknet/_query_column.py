@@ -1,0 +1,141 @@
+"""Query ids that travel inside X, as one of its columns (``query_column``).
+
+With scikit-learn's metadata routing off (its default), tools such as
+``cross_validate``, ``GridSearchCV``, ``learning_curve`` and
+``permutation_importance`` hand an estimator and its scorer only ``X`` and
+``y``. A ranker whose ``query_column`` names a column of ``X`` takes its query
+ids from there (XGBoost's ``qid`` column does the same), so every fold is
+still trained and scored query by query. This module is the one place that
+column is found, read and dropped.
+"""
+
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+
+ROUTING_OFF_FIXES = (
+    "Either pass groups=<query id per row> (inside GridSearchCV, cross_validate "
+    "or a Pipeline, turn on metadata routing first: "
+    "sklearn.set_config(enable_metadata_routing=True)), or keep the query ids "
+    "in a column of X and name it with the ranker's query_column parameter, "
+    "which works with routing off."
+)
+
+
+def _is_dataframe(X):
+    return hasattr(X, "columns") and hasattr(X, "iloc")
+
+
+def _column_position(X, query_column, n_columns):
+    """Position of ``query_column`` among the columns of ``X``."""
+    if isinstance(query_column, str):
+        if not _is_dataframe(X):
+            raise ValueError(
+                f"query_column={query_column!r} names a column, but X has no column "
+                f"names ({type(X).__name__}); give the column's position instead, "
+                "e.g. query_column=0."
+            )
+        matches = np.flatnonzero(np.asarray(X.columns == query_column))
+        if len(matches) != 1:
+            found = "is not" if len(matches) == 0 else "is more than one"
+            raise ValueError(
+                f"query_column={query_column!r} {found} column of X; its columns are "
+                f"{list(X.columns)[:20]}{' ...' if len(X.columns) > 20 else ''}."
+            )
+        return int(matches[0])
+    if not -n_columns <= query_column < n_columns:
+        raise ValueError(
+            f"query_column={query_column} is out of range for X with {n_columns} columns."
+        )
+    return int(query_column) % n_columns
+
+
+def column_position(X, query_column):
+    """Position of ``query_column`` among the columns of ``X`` (which must
+    be 2-D), validated as :func:`split_query_column` does."""
+    return _column_position(X, query_column, X.shape[1])
+
+
+def split_query_column(X, query_column):
+    """The features of ``X`` and the query ids held in its ``query_column``.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_columns)
+    query_column : str, int or None
+        A column name (DataFrames only) or position (negative counts from the
+        end). ``None`` returns ``X`` unchanged and no ids.
+
+    Returns
+    -------
+    features : same kind as X, of shape (n_samples, n_columns - 1)
+        ``X`` without the query column (a new array: a column is removed).
+    query_ids : ndarray of shape (n_samples,) or None
+        The column's values, in the column's own dtype.
+    """
+    if query_column is None:
+        return X, None
+    if _is_dataframe(X):
+        position = _column_position(X, query_column, X.shape[1])
+        keep = np.arange(X.shape[1]) != position
+        return X.iloc[:, keep], X.iloc[:, position].to_numpy()
+    if sp.issparse(X):
+        X = X.tocsr()
+        n_columns = X.shape[1]
+        position = _column_position(X, query_column, n_columns)
+        ids = X[:, [position]].toarray().ravel()
+        return X[:, np.flatnonzero(np.arange(n_columns) != position)], ids
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(
+            f"X must be 2-dimensional to hold a query column; got shape {X.shape}."
+        )
+    position = _column_position(X, query_column, X.shape[1])
+    return np.delete(X, position, axis=1), X[:, position]
+
+
+def merge_groups(groups, query_ids, query_column):
+    """One set of query ids from ``groups=`` and the query column.
+
+    Either may be None; when both are given they must agree row by row.
+    """
+    if query_ids is None:
+        return groups
+    if groups is None:
+        return query_ids
+    given = np.asarray(groups)
+    if given.shape != query_ids.shape or not np.array_equal(given, query_ids):
+        raise ValueError(
+            f"groups and the query column of X (query_column={query_column!r}) "
+            "disagree. Pass one of them, not both."
+        )
+    return groups
+
+
+def query_column_of(estimator):
+    """The ``query_column`` an estimator reads its query ids from, or None.
+
+    Looks through a Pipeline to its last step and through a fitted search
+    (``best_estimator_``), so a scorer finds the ids in the X it is given.
+    """
+    for _ in range(100):  # nested meta-estimators; never a cycle
+        query_column = getattr(estimator, "query_column", None)
+        if query_column is not None:
+            return query_column
+        if hasattr(estimator, "steps"):
+            estimator = estimator.steps[-1][1]
+        elif hasattr(estimator, "best_estimator_"):
+            estimator = estimator.best_estimator_
+        else:
+            return None
+    return None
+
+
+def query_ids_in(estimator, X):
+    """The query ids in ``X`` for ``estimator`` (see :func:`query_column_of`),
+    or None when it reads none from X."""
+    return split_query_column(X, query_column_of(estimator))[1]
+
+
+QUERY_COLUMN_CONSTRAINT = [None, str, Integral]

@@ -1,0 +1,564 @@
+"""Export fitted rankers to ONNX through skl2onnx (optional extra).
+
+Importing this module registers a converter with skl2onnx for every ranker
+of the package (:class:`~sklearn_ranknet.RankNetRanker`,
+:class:`~sklearn_ranknet.LambdaRankRanker`,
+:class:`~sklearn_ranknet.ListNetRanker` and
+:class:`~sklearn_ranknet.BaggingRanker`). After that, skl2onnx's own
+``skl2onnx.to_onnx`` and ``skl2onnx.convert_sklearn`` convert a fitted ranker,
+or a scikit-learn Pipeline ending in one (the other steps converted by
+skl2onnx itself), into an ONNX model that any ONNX runtime can serve, e.g.
+onnxruntime. The core package never imports skl2onnx; install the extra with
+``pip install sklearn-ranknet[onnx]``.
+
+Notes
+-----
+**The exported graph.**
+
+* Input: one tensor of shape ``(N, n_columns)``, the rows ``predict``
+  takes. Scores are pointwise: no query ids are needed. A ranker whose
+  ``query_column`` is a column position takes that column too and drops it
+  (Gather), as ``predict`` does; its values do not matter.
+* Output: one tensor named ``"variable"`` of shape ``(N, 1)`` holding the
+  scores, as skl2onnx exports ``MLPRegressor`` and the other regressors.
+  ``.ravel()`` it to compare with ``predict(X)``, whose shape is ``(N,)``.
+* Precision: the graph computes in the input's type, as skl2onnx's
+  converters do: float32 input (``to_onnx(model, X.astype(np.float32))``,
+  the usual choice) gives a float32 graph and float32 scores, float64 input
+  a float64 graph; any other input type is cast to float32. The weights are
+  stored in that type, whatever the precision the model was trained in.
+* Input scaling (``feature_scaling``) is computed as ``predict`` computes it
+  on dense rows, not folded into the first layer: ``sign(x) * log1p(|x|)``
+  for ``"log1p"`` (ops Sign, Abs, Add, Sub, Div, Log, Mul: a correction term
+  keeps ``log1p`` accurate for small ``|x|``, where ``log(1 + |x|)`` is
+  not), then ``(x - mean) / scale`` (ops Sub, Div). A float64 mean is stored
+  in a float32 graph as the sum of two float32 numbers and subtracted in two
+  steps, so a feature whose mean dwarfs its spread (e.g. ``1e4 + N(0, 1)``)
+  keeps its float32 precision.
+* Network: MatMul and Add per layer; Sigmoid, Tanh or Relu after each hidden
+  layer (nothing for ``"identity"``); the output layer is linear.
+* BaggingRanker: every member is converted by its own converter (a member
+  may be a Pipeline), then the scores are summed (Sum) and divided by the
+  number of members (Div).
+* Opset: 9 or later (Sign).
+
+**What is refused.** A model this module does not fully understand raises an
+error instead of exporting wrong scores: an unfitted model
+(:class:`~sklearn.exceptions.NotFittedError`); a ranker whose
+``query_column`` is a column *name* (:class:`NotImplementedError`: the graph
+never sees column names; give the column's position, or refit without it);
+a fitted state other than the one described above (an unknown activation,
+input scaling or layer shapes: :class:`ValueError`). As a last guard, every
+conversion recomputes the exported function with NumPy on a few synthetic
+rows and compares it with the model's own ``predict``: a disagreement (say,
+an option added to the rankers after this converter was written) is a
+:class:`RuntimeError`, never a silent export.
+
+Examples
+--------
+>>> import numpy as np
+>>> import onnxruntime as ort
+>>> from skl2onnx import to_onnx
+>>> import sklearn_ranknet.onnx  # registers the converters
+>>> from sklearn_ranknet import LambdaRankRanker
+>>> from sklearn_ranknet.datasets import make_ranking
+>>> X, y, qid = make_ranking(n_queries=20, random_state=0)
+>>> ranker = LambdaRankRanker(hidden_layer_sizes=(8,), max_iter=5,
+...                           random_state=0).fit(X, y, groups=qid)
+>>> onx = to_onnx(ranker, X[:1].astype(np.float32))
+>>> session = ort.InferenceSession(onx.SerializeToString(),
+...                                providers=["CPUExecutionProvider"])
+>>> [o.name for o in session.get_outputs()]
+['variable']
+>>> scores = session.run(None, {"X": X.astype(np.float32)})[0]
+>>> scores.shape == (len(X), 1), scores.dtype
+(True, dtype('float32'))
+>>> np.allclose(scores.ravel(), ranker.predict(X), rtol=1e-4, atol=1e-5)
+True
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+try:
+    import skl2onnx
+    from skl2onnx.common._apply_operation import (
+        apply_add,
+        apply_cast,
+        apply_div,
+        apply_mul,
+        apply_reshape,
+        apply_sub,
+    )
+    from skl2onnx.common.data_types import (
+        BooleanTensorType,
+        DoubleTensorType,
+        FloatTensorType,
+        Int64TensorType,
+        guess_tensor_type,
+    )
+    from skl2onnx.common.utils import check_input_and_output_numbers, check_input_and_output_types
+    from skl2onnx.proto import onnx_proto
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise ImportError(
+        "sklearn_ranknet.onnx needs skl2onnx (and onnxruntime to run the "
+        "exported models): pip install sklearn-ranknet[onnx]"
+    ) from exc
+
+from ._bagging import BaggingRanker
+from ._inputs import FEATURE_SCALINGS
+from ._lambdarank import LambdaRankRanker
+from ._listnet import ListNetRanker
+from ._network import ACTIVATIONS
+from ._ranknet import RankNetRanker
+
+__all__ = ["register_converters"]
+
+#: The rankers with their own network, and the skl2onnx alias of each.
+RANKER_ALIASES = {
+    RankNetRanker: "SklearnRanknetRankNetRanker",
+    LambdaRankRanker: "SklearnRanknetLambdaRankRanker",
+    ListNetRanker: "SklearnRanknetListNetRanker",
+}
+BAGGING_ALIAS = "SklearnRanknetBaggingRanker"
+
+#: ONNX operator of each hidden-layer activation (None: no operator).
+_ONNX_ACTIVATIONS = {"identity": None, "logistic": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
+#: Sign, the newest operator the graph uses, appeared in opset 9.
+_MIN_OPSET = 9
+_INPUT_TYPES = [FloatTensorType, DoubleTensorType, Int64TensorType, BooleanTensorType]
+
+
+# ----------------------------------------------------------------------
+# What the converter reads from a fitted ranker
+
+
+class _RankerFunction:
+    """The scoring function of a fitted ranker, as the converter exports it.
+
+    ``query_position`` is the column of ``X`` that holds the query ids (an
+    integer ``query_column``, made non-negative), or None; ``kind`` is None
+    or one of ``FEATURE_SCALINGS``; ``mean`` and ``scale`` are the statistics
+    of the transformed features (None without scaling); ``coefs`` and
+    ``intercepts`` the model's own layers, which run on the scaled rows.
+    """
+
+    def __init__(self, query_position, kind, mean, scale, coefs, intercepts, activation):
+        self.query_position = query_position
+        self.kind, self.mean, self.scale = kind, mean, scale
+        self.coefs, self.intercepts, self.activation = coefs, intercepts, activation
+
+    @property
+    def n_features(self):
+        return self.coefs[0].shape[0]
+
+    @property
+    def n_columns(self):
+        """Columns of the input: the features, and the query column if any."""
+        return self.n_features + (self.query_position is not None)
+
+    def kept_columns(self):
+        return np.flatnonzero(np.arange(self.n_columns) != self.query_position)
+
+    def scores(self, X):
+        """The exported function computed with NumPy in float64 on dense
+        ``X``: what the ONNX graph computes, up to rounding."""
+        A = np.array(X, dtype=np.float64)[:, self.kept_columns()]
+        if self.kind == "log1p":
+            A = np.sign(A) * np.log1p(np.abs(A))
+        if self.kind is not None:
+            A = (A - self.mean) / self.scale
+        for i, (W, b) in enumerate(zip(self.coefs, self.intercepts)):
+            A = A @ W.astype(np.float64) + b.astype(np.float64)
+            if i < len(self.coefs) - 1:
+                ACTIVATIONS[self.activation](A)
+        return A[:, 0]
+
+
+def _query_position(model, n_features):
+    """The input column holding the query ids (``query_column``), or None.
+
+    An integer position is dropped in the graph (Gather); a column name only
+    means something for a DataFrame, which the exported graph never sees.
+    """
+    query_column = getattr(model, "query_column", None)
+    if query_column is None:
+        return None
+    n_columns = n_features + 1
+    if isinstance(query_column, (int, np.integer)) and not isinstance(query_column, bool):
+        if not -n_columns <= query_column < n_columns:
+            raise ValueError(
+                f"Cannot export {type(model).__name__}: query_column={query_column} is "
+                f"out of range for {n_columns} columns."
+            )
+        return int(query_column) % n_columns
+    raise NotImplementedError(
+        f"{type(model).__name__}(query_column={query_column!r}) reads the query ids "
+        "from a named column of a DataFrame, which the ONNX export does not support "
+        "yet. Remove the query column before export: refit the ranker on X without "
+        "that column (query_column=None, and groups passed to fit), or give the "
+        "column's position instead (query_column=<int>), which the exported graph "
+        "drops."
+    )
+
+
+def _check_no_query_column(model):
+    query_column = getattr(model, "query_column", None)
+    if query_column is not None:
+        raise NotImplementedError(
+            f"{type(model).__name__}(query_column={query_column!r}) reads the query "
+            "ids from a column of X, which its ONNX export does not support yet. "
+            "Remove the query column before export: set query_column on its "
+            "members instead (their graphs drop a column given by position), or "
+            "refit without it."
+        )
+
+
+def _check_fitted(model, attribute):
+    try:
+        check_is_fitted(model, attribute)
+    except NotFittedError as exc:
+        raise NotFittedError(
+            f"This {type(model).__name__} instance is not fitted yet: fit it before "
+            "converting it to ONNX."
+        ) from exc
+
+
+def _ranker_function(model):
+    """Read and validate the fitted state of a ranker: a clear error for
+    anything the converter does not reproduce exactly."""
+    name = type(model).__name__
+    _check_fitted(model, "coefs_")
+    activation = model.activation
+    if activation not in _ONNX_ACTIVATIONS:
+        raise ValueError(f"Cannot export {name} with activation={activation!r} to ONNX.")
+    coefs, intercepts = list(model.coefs_), list(model.intercepts_)
+    n_features = getattr(model, "n_features_in_", None)
+    fan_in = n_features
+    if not coefs or len(coefs) != len(intercepts):
+        raise ValueError(f"Cannot export {name}: unexpected layers in coefs_ / intercepts_.")
+    for W, b in zip(coefs, intercepts):
+        W, b = np.asarray(W), np.asarray(b)
+        if (
+            W.ndim != 2
+            or W.shape[0] != fan_in
+            or b.shape != (W.shape[1],)
+            or W.dtype.kind != "f"
+            or b.dtype.kind != "f"
+        ):
+            raise ValueError(
+                f"Cannot export {name}: its layers do not chain from "
+                f"n_features_in_={n_features} (coefs_ shapes "
+                f"{[np.shape(c) for c in coefs]}, intercepts_ shapes "
+                f"{[np.shape(c) for c in intercepts]})."
+            )
+        fan_in = W.shape[1]
+    if fan_in != 1:
+        raise ValueError(f"Cannot export {name}: the output layer has {fan_in} units, not 1.")
+
+    if not hasattr(model, "_input_scaling"):
+        raise ValueError(
+            f"Cannot export {name}: the fitted model has no input scaling state "
+            "(_input_scaling); refit it with this version of sklearn-ranknet."
+        )
+    scaling = model._input_scaling
+    if scaling is None:
+        kind = mean = scale = None
+    else:
+        kind = getattr(scaling, "kind", None)
+        mean = np.asarray(getattr(scaling, "mean", None))
+        scale = np.asarray(getattr(scaling, "scale", None))
+        if (
+            kind not in FEATURE_SCALINGS
+            or mean.shape != (n_features,)
+            or scale.shape != (n_features,)
+            or mean.dtype.kind != "f"
+            or scale.dtype.kind != "f"
+        ):
+            raise ValueError(
+                f"Cannot export {name}: unknown input scaling (kind={kind!r}); "
+                f"the ONNX converter knows {list(FEATURE_SCALINGS)} and None."
+            )
+    query_position = _query_position(model, n_features)
+    return _RankerFunction(query_position, kind, mean, scale, coefs, intercepts, activation)
+
+
+def _probe_rows(function, n_features, n_rows=6):
+    """Deterministic synthetic rows spread over the training range of each
+    feature (mean +- 2 standard deviations after the transform)."""
+    z = np.random.RandomState(0).normal(size=(n_rows, n_features))
+    if function.kind is None:
+        return z
+    t = function.mean.astype(np.float64) + function.scale.astype(np.float64) * z
+    if function.kind == "log1p":
+        return np.sign(t) * np.expm1(np.minimum(np.abs(t), 700.0))
+    return t
+
+
+def _verify_against_predict(model, function):
+    """The converter's last guard: the exported function and ``predict``
+    must agree on a few rows (in float64, where both are accurate), so that
+    a fitted state this converter does not know about (a new option that
+    changes ``predict``) is an error rather than a silently wrong export."""
+    X = _probe_rows(function, function.n_features)
+    if function.query_position is not None:  # any query ids will do
+        X = np.insert(X, function.query_position, 1.0, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. "X does not have valid feature names"
+        try:
+            expected = np.asarray(model.predict(X), dtype=np.float64)
+        except Exception as exc:
+            raise RuntimeError(
+                f"Cannot export {type(model).__name__}: its predict failed on "
+                f"synthetic rows ({exc!r}), so the export cannot be checked."
+            ) from exc
+        exported = function.scores(X)
+    scale = float(np.max(np.abs(expected[np.isfinite(expected)]), initial=0.0))
+    if not np.allclose(exported, expected, rtol=1e-6, atol=1e-9 * scale, equal_nan=True):
+        raise RuntimeError(
+            f"Cannot export {type(model).__name__}: the function the ONNX converter "
+            "would export does not reproduce its predict (the model may use an "
+            "option this converter does not know). Nothing was exported; please "
+            "report it."
+        )
+
+
+# ----------------------------------------------------------------------
+# Shape calculators
+
+
+def _calculate_ranker_output_shapes(operator):
+    """One input of shape (N, n_columns), one output of shape (N, 1) in the
+    input's float type (float32 for integer or boolean input)."""
+    check_input_and_output_numbers(operator, input_count_range=1, output_count_range=1)
+    check_input_and_output_types(operator, good_input_types=_INPUT_TYPES)
+    model = operator.raw_operator
+    function = _ranker_function(model)
+    n_columns = operator.inputs[0].get_second_dimension()
+    if isinstance(n_columns, int) and n_columns != function.n_columns:
+        query = "" if function.query_position is None else " and its query column"
+        raise ValueError(
+            f"{type(model).__name__} takes {function.n_columns} columns (its "
+            f"{function.n_features} features{query}); the ONNX input has {n_columns}."
+        )
+    _set_score_output(operator)
+
+
+def _set_score_output(operator):
+    input_type = operator.inputs[0].type
+    cls = DoubleTensorType if isinstance(input_type, DoubleTensorType) else FloatTensorType
+    operator.outputs[0].type = cls([operator.inputs[0].get_first_dimension(), 1])
+
+
+def _calculate_bagging_output_shapes(operator):
+    """The members' scores in, one (N, 1) score tensor out."""
+    check_input_and_output_numbers(operator, input_count_range=[1, None], output_count_range=1)
+    check_input_and_output_types(operator, good_input_types=[FloatTensorType, DoubleTensorType])
+    _set_score_output(operator)
+
+
+# ----------------------------------------------------------------------
+# Parser of BaggingRanker: its members are parsed (and later converted) by
+# their own parsers and converters, which handles Pipeline members too; the
+# BaggingRanker operator itself only averages their outputs.
+
+
+def _parse_bagging(scope, model, inputs, custom_parsers=None):
+    try:
+        # skl2onnx's own entry point for a model inside a model (it parses
+        # Pipelines too); private, but what its OnnxSubEstimator calls.
+        from skl2onnx._parse import _parse_sklearn
+    except ImportError as exc:  # pragma: no cover - depends on skl2onnx
+        raise RuntimeError(
+            "The BaggingRanker export uses skl2onnx._parse._parse_sklearn, which this "
+            f"version of skl2onnx ({skl2onnx.__version__}) does not have."
+        ) from exc
+    _check_no_query_column(model)
+    _check_fitted(model, "estimators_")
+    member_outputs = []
+    for i, member in enumerate(model.estimators_):
+        outputs = _parse_sklearn(scope, member, inputs, custom_parsers=custom_parsers)
+        if len(outputs) != 1:
+            raise ValueError(
+                f"Cannot export BaggingRanker: its member {i} ({type(member).__name__}) "
+                f"converts to {len(outputs)} outputs, not one score."
+            )
+        member_outputs.append(outputs[0])
+    operator = scope.declare_local_operator(BAGGING_ALIAS, model)
+    operator.inputs = member_outputs
+    output = scope.declare_local_variable("variable", guess_tensor_type(inputs[0].type))
+    operator.outputs.append(output)
+    return operator.outputs
+
+
+# ----------------------------------------------------------------------
+# Converters
+
+
+class _Graph:
+    """Small helper around skl2onnx's scope and container: unique names and
+    constants in the graph's float type."""
+
+    def __init__(self, scope, container, proto_dtype):
+        self.scope, self.container, self.proto_dtype = scope, container, proto_dtype
+        self.dtype = np.float64 if proto_dtype == onnx_proto.TensorProto.DOUBLE else np.float32
+
+    def name(self, hint):
+        return self.scope.get_unique_variable_name(hint)
+
+    def op_name(self, op_type):
+        return self.scope.get_unique_operator_name(op_type)
+
+    def constant(self, hint, values):
+        values = np.asarray(values, dtype=self.dtype)
+        name = self.name(hint)
+        self.container.add_initializer(name, self.proto_dtype, list(values.shape), values.ravel())
+        return name
+
+    def node(self, op_type, inputs, hint=None, output=None, **attrs):
+        output = output or self.name(hint or op_type.lower())
+        self.container.add_node(op_type, inputs, output, name=self.op_name(op_type), **attrs)
+        return output
+
+    def binary(self, apply, op_type, a, b, hint=None, output=None):
+        output = output or self.name(hint or op_type.lower())
+        apply(self.scope, [a, b], output, self.container, operator_name=self.op_name(op_type))
+        return output
+
+
+def _graph_for(scope, operator, container):
+    if container.target_opset is not None and container.target_opset < _MIN_OPSET:
+        raise RuntimeError(
+            f"The ONNX export of sklearn-ranknet models needs opset >= {_MIN_OPSET}, "
+            f"got target_opset={container.target_opset}."
+        )
+    double = isinstance(operator.inputs[0].type, DoubleTensorType)
+    proto = onnx_proto.TensorProto.DOUBLE if double else onnx_proto.TensorProto.FLOAT
+    return _Graph(scope, container, proto)
+
+
+def _signed_log1p(g, x):
+    """sign(x) * log1p(|x|). ONNX has no log1p: with u = 1 + |x| rounded,
+    log1p(|x|) = log(u) + log(1 + (|x| - (u - 1)) / u), and the second term,
+    the rounding error of u relative to u, is below the type's epsilon, so
+    its first-order value (|x| - (u - 1)) / u leaves an error of order eps**2
+    (plain log(1 + |x|) loses all precision for |x| below eps)."""
+    a = g.node("Abs", [x], "abs")
+    one = g.constant("one", [1.0])
+    u = g.binary(apply_add, "Add", a, one, "one_plus")
+    u_minus_one = g.binary(apply_sub, "Sub", u, one, "u_minus_one")
+    error = g.binary(apply_sub, "Sub", a, u_minus_one, "rounding")
+    correction = g.binary(apply_div, "Div", error, u, "correction")
+    log_u = g.node("Log", [u], "log")
+    log1p = g.binary(apply_add, "Add", log_u, correction, "log1p")
+    sign = g.node("Sign", [x], "sign", op_version=9)
+    return g.binary(apply_mul, "Mul", sign, log1p, "signed_log1p")
+
+
+def _standardize(g, x, mean, scale):
+    """(x - mean) / scale, as ``predict`` computes on dense rows. In a
+    float32 graph a float64 mean is split into hi + lo (both float32) and
+    subtracted in two steps: x - hi is exact when x is close to the mean
+    (Sterbenz), so the result is x - mean rounded once, as predict gives."""
+    mean = np.asarray(mean, dtype=np.float64)
+    hi = mean.astype(g.dtype)
+    lo = (mean - hi.astype(np.float64)).astype(g.dtype)
+    centred = g.binary(apply_sub, "Sub", x, g.constant("mean", hi), "centred")
+    if np.any(lo != 0):
+        centred = g.binary(apply_sub, "Sub", centred, g.constant("mean_lo", lo), "centred")
+    return g.binary(apply_div, "Div", centred, g.constant("scale", scale), "standardized")
+
+
+def _convert_ranker(scope, operator, container):
+    """ONNX graph of one ranker: input scaling, then the network."""
+    model = operator.raw_operator
+    function = _ranker_function(model)
+    _verify_against_predict(model, function)
+    g = _graph_for(scope, operator, container)
+
+    x = operator.inputs[0].full_name
+    if not isinstance(operator.inputs[0].type, (FloatTensorType, DoubleTensorType)):
+        cast = g.name("cast_input")
+        apply_cast(scope, x, cast, container, to=g.proto_dtype)
+        x = cast
+    if function.query_position is not None:
+        kept = g.name("kept_columns")
+        container.add_initializer(
+            kept, onnx_proto.TensorProto.INT64, [function.n_features], function.kept_columns()
+        )
+        x = g.node("Gather", [x, kept], "features", axis=1)
+    if function.kind == "log1p":
+        x = _signed_log1p(g, x)
+    if function.kind is not None:
+        x = _standardize(g, x, function.mean, function.scale)
+
+    n_layers = len(function.coefs)
+    for i, (W, b) in enumerate(zip(function.coefs, function.intercepts)):
+        product = g.node("MatMul", [x, g.constant("coefficient", W)], "mul_result")
+        last = i == n_layers - 1
+        output = operator.outputs[0].full_name if last else None
+        x = g.binary(
+            apply_add, "Add", product, g.constant("intercept", np.reshape(b, (1, -1))),
+            "add_result", output=output,
+        )
+        if not last and _ONNX_ACTIVATIONS[function.activation] is not None:
+            x = g.node(_ONNX_ACTIVATIONS[function.activation], [x], "activation")
+
+
+def _convert_bagging(scope, operator, container):
+    """Mean of the members' scores (each reshaped to (N, 1))."""
+    g = _graph_for(scope, operator, container)
+    columns = []
+    for variable in operator.inputs:
+        column = g.name("member_score")
+        apply_reshape(scope, variable.full_name, column, container, desired_shape=(-1, 1))
+        columns.append(column)
+    total = g.node("Sum", columns, "sum_of_scores")
+    n_members = g.constant("n_members", [float(len(operator.inputs))])
+    g.binary(apply_div, "Div", total, n_members, output=operator.outputs[0].full_name)
+
+
+# ----------------------------------------------------------------------
+# Registration
+
+
+def register_converters():
+    """Register the converters of every ranker with skl2onnx.
+
+    Importing :mod:`sklearn_ranknet.onnx` already does it; calling it again
+    is harmless (the registrations are replaced by identical ones).
+
+    Returns
+    -------
+    aliases : dict
+        The skl2onnx alias of every registered class.
+
+    Examples
+    --------
+    >>> from sklearn_ranknet.onnx import register_converters
+    >>> aliases = register_converters()
+    >>> aliases[LambdaRankRanker]
+    'SklearnRanknetLambdaRankRanker'
+    >>> from skl2onnx import get_model_alias
+    >>> get_model_alias(BaggingRanker)
+    'SklearnRanknetBaggingRanker'
+    """
+    for cls, alias in RANKER_ALIASES.items():
+        skl2onnx.update_registered_converter(
+            cls, alias, _calculate_ranker_output_shapes, _convert_ranker, overwrite=True
+        )
+    skl2onnx.update_registered_converter(
+        BaggingRanker,
+        BAGGING_ALIAS,
+        _calculate_bagging_output_shapes,
+        _convert_bagging,
+        overwrite=True,
+        parser=_parse_bagging,
+    )
+    return {**RANKER_ALIASES, BaggingRanker: BAGGING_ALIAS}
+
+
+register_converters()

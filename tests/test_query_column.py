@@ -1,0 +1,288 @@
+"""Query ids inside X (``query_column``): scikit-learn's tools with routing off.
+
+A ranker with ``query_column`` must behave exactly as the same ranker given
+the remaining columns and ``groups=``; scikit-learn's model-selection tools
+must then score query by query with metadata routing off (its default), with
+the same numbers as with routing on.
+"""
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+import sklearn
+from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate, learning_curve
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet.datasets import make_ranking
+from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
+
+from ._assertions import assert_same_training
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+RANKERS = [LambdaRankRanker, RankNetRanker, ListNetRanker]
+FAST = dict(hidden_layer_sizes=(4,), max_iter=4, random_state=0)
+
+# Removing the column makes a new array, and BLAS may sum in another order
+# on another memory alignment: models agree to rounding amplified by
+# training (see assert_same_training), and NDCG, a function of the order of
+# scores that differ by far more, to rounding of its own sums.
+NDCG_ATOL = 1e-12
+
+
+def _data(n_queries=24):
+    X, y, qid = make_ranking(n_queries=n_queries, n_features=5, n_informative=3, max_docs=12, random_state=0)
+    # Interleave the queries: ids must not rely on adjacent rows.
+    order = np.random.default_rng(0).permutation(len(y))
+    return X[order], y[order], qid[order]
+
+
+def _frame(X, qid, position=2):
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    frame.insert(position, "qid", qid)
+    return frame
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+@pytest.mark.parametrize("position", [0, 3, -1])
+def test_an_array_column_is_the_same_as_groups(cls, position):
+    X, y, qid = _data()
+    with_column = np.insert(X, position % (X.shape[1] + 1), qid, axis=1)
+    reference = cls(**FAST).fit(X, y, groups=qid)
+    ranker = cls(query_column=position, **FAST).fit(with_column, y)
+    assert ranker.n_features_in_ == X.shape[1]
+    assert_same_training(ranker.predict(with_column), reference.predict(X))
+    assert ranker.score(with_column, y) == pytest.approx(reference.score(X, y, groups=qid), abs=NDCG_ATOL)
+
+
+def test_a_dataframe_column_by_name_or_position():
+    X, y, qid = _data()
+    frame = _frame(X, qid)
+    reference = LambdaRankRanker(**FAST).fit(X, y, groups=qid)
+    for query_column in ("qid", 2, -X.shape[1] + 1):
+        ranker = LambdaRankRanker(query_column=query_column, **FAST).fit(frame, y)
+        assert list(ranker.feature_names_in_) == [f"f{i}" for i in range(X.shape[1])]
+        assert_same_training(ranker.predict(frame), reference.predict(X))
+        assert ranker.score(frame, y) == pytest.approx(reference.score(X, y, groups=qid), abs=NDCG_ATOL)
+
+
+def test_string_query_ids_in_a_dataframe():
+    X, y, qid = _data()
+    frame = _frame(X, np.array([f"query-{q}" for q in qid], dtype=object))
+    reference = LambdaRankRanker(**FAST).fit(X, y, groups=qid)
+    ranker = LambdaRankRanker(query_column="qid", **FAST).fit(frame, y)
+    assert_same_training(ranker.predict(frame), reference.predict(X))
+
+
+def test_a_sparse_column_is_the_same_as_groups():
+    X, y, qid = _data()
+    with_column = sp.csr_matrix(np.column_stack([X, qid]))
+    reference = LambdaRankRanker(**FAST).fit(sp.csr_matrix(X), y, groups=qid)
+    ranker = LambdaRankRanker(query_column=-1, **FAST).fit(with_column, y)
+    assert_same_training(ranker.predict(with_column), reference.predict(sp.csr_matrix(X)))
+
+
+def test_partial_fit_reads_the_column():
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    reference = LambdaRankRanker(**FAST)
+    ranker = LambdaRankRanker(query_column=0, **FAST)
+    for _ in range(2):
+        reference.partial_fit(X, y, groups=qid)
+        ranker.partial_fit(with_column, y)
+    assert_same_training(ranker.predict(with_column), reference.predict(X))
+
+
+def test_groups_and_column_must_agree():
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    ranker = LambdaRankRanker(query_column=0, **FAST)
+    ranker.fit(with_column, y, groups=qid)  # the same ids: fine
+    with pytest.raises(ValueError, match="groups and the query column of X .* disagree"):
+        ranker.fit(with_column, y, groups=qid + 1)
+    ranker.fit(with_column, y)
+    with pytest.raises(ValueError, match="disagree"):
+        ranker.score(with_column, y, groups=np.roll(qid, 1))
+
+
+@pytest.mark.parametrize(
+    "query_column, X_kind, message",
+    [
+        ("qid", "array", "names a column, but X has no column names"),
+        ("missing", "frame", "'missing' is not column of X"),
+        (9, "array", "query_column=9 is out of range for X with 6 columns"),
+        (-7, "frame", "query_column=-7 is out of range"),
+    ],
+)
+def test_bad_query_column_is_a_clear_error(query_column, X_kind, message):
+    X, y, qid = _data()
+    X = np.column_stack([qid, X]) if X_kind == "array" else _frame(X, qid)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        LambdaRankRanker(query_column=query_column, **FAST).fit(X, y)
+
+
+def test_query_column_must_be_a_name_or_a_position():
+    X, y, qid = _data()
+    with pytest.raises(ValueError, match="query_column"):
+        LambdaRankRanker(query_column=1.5, **FAST).fit(np.column_stack([qid, X]), y)
+
+
+def _routing_on_scores(estimator, X, y, qid, scoring):
+    with sklearn.config_context(enable_metadata_routing=True):
+        return cross_validate(estimator, X, y, params={"groups": qid}, cv=GroupKFold(3), scoring=scoring)
+
+
+@pytest.mark.parametrize(
+    "scoring",
+    [None, {"ndcg@5": ndcg_scorer(5), "map": map_scorer()}],
+    ids=["score", "scorers"],
+)
+def test_cross_validate_with_routing_off_scores_by_query(scoring):
+    X, y, qid = _data()
+    frame = _frame(X, qid)
+    with sklearn.config_context(enable_metadata_routing=False):
+        off = cross_validate(
+            LambdaRankRanker(query_column="qid", **FAST), frame, y, groups=qid, cv=GroupKFold(3),
+            scoring=scoring, error_score="raise",
+        )
+    on = _routing_on_scores(LambdaRankRanker(**FAST), X, y, qid, scoring)
+    keys = [key for key in on if key.startswith("test_")]
+    assert keys
+    for key in keys:
+        np.testing.assert_allclose(off[key], on[key], rtol=0, atol=NDCG_ATOL)
+
+
+def test_grid_search_with_routing_off():
+    X, y, qid = _data()
+    with_column = np.column_stack([X, qid])
+    grid = {"alpha": [1e-4, 1.0]}
+    with sklearn.config_context(enable_metadata_routing=False):
+        off = GridSearchCV(
+            LambdaRankRanker(query_column=-1, **FAST), grid, cv=GroupKFold(3), scoring=ndcg_scorer(10),
+            error_score="raise",
+        ).fit(with_column, y, groups=qid)
+        refit_score = off.score(with_column, y)
+    with sklearn.config_context(enable_metadata_routing=True):
+        on = GridSearchCV(LambdaRankRanker(**FAST), grid, cv=GroupKFold(3), scoring=ndcg_scorer(10)).fit(
+            X, y, groups=qid
+        )
+        assert refit_score == pytest.approx(on.score(X, y, groups=qid), abs=NDCG_ATOL)
+    np.testing.assert_allclose(
+        off.cv_results_["mean_test_score"], on.cv_results_["mean_test_score"], rtol=0, atol=NDCG_ATOL
+    )
+
+
+def test_learning_curve_with_routing_off():
+    X, y, qid = _data(30)
+    with_column = np.column_stack([qid, X])
+    with sklearn.config_context(enable_metadata_routing=False):
+        sizes, train, test = learning_curve(
+            LambdaRankRanker(query_column=0, **FAST), with_column, y, groups=qid, cv=GroupKFold(3),
+            train_sizes=[0.5, 1.0], scoring=ndcg_scorer(10), error_score="raise",
+        )
+    assert np.isfinite(test).all() and np.isfinite(train).all()
+    # By query: every value is a mean of NDCG@10 over queries, not one query's.
+    ranker = LambdaRankRanker(**FAST)
+    train_rows, test_rows = next(GroupKFold(3).split(X, y, qid))
+    ranker.fit(X[train_rows], y[train_rows], groups=qid[train_rows])
+    expected = ndcg_score(y[test_rows], ranker.predict(X[test_rows]), groups=qid[test_rows], k=10)
+    assert test[-1, 0] == pytest.approx(expected, abs=1e-12)
+
+
+def test_scorer_looks_through_a_pipeline():
+    X, y, qid = _data()
+    with_column = np.column_stack([X, qid])
+    pipeline = make_pipeline(StandardScaler(), LambdaRankRanker(query_column=-1, **FAST))
+    with sklearn.config_context(enable_metadata_routing=False):
+        off = cross_validate(
+            pipeline, with_column, y, groups=qid, cv=GroupKFold(3), scoring=ndcg_scorer(10),
+            error_score="raise",
+        )
+    # The scaler scales the id column too; distinct ids stay distinct, so
+    # the ranker sees the same queries and the same scaled features.
+    on = _routing_on_scores(make_pipeline(StandardScaler(), LambdaRankRanker(**FAST)), X, y, qid, ndcg_scorer(10))
+    np.testing.assert_allclose(off["test_score"], on["test_score"], rtol=0, atol=NDCG_ATOL)
+
+
+def test_bagging_ranker_query_column():
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    reference = BaggingRanker(LambdaRankRanker(**FAST), n_estimators=2, bootstrap=True, random_state=0)
+    reference.fit(X, y, groups=qid)
+    bag = BaggingRanker(
+        LambdaRankRanker(**FAST), n_estimators=2, bootstrap=True, random_state=0, query_column=0
+    ).fit(with_column, y)
+    assert_same_training(bag.predict(with_column), reference.predict(X))
+    assert bag.score(with_column, y) == pytest.approx(reference.score(X, y, groups=qid), abs=NDCG_ATOL)
+    with sklearn.config_context(enable_metadata_routing=False):
+        result = cross_validate(bag, with_column, y, groups=qid, cv=GroupKFold(3), error_score="raise")
+    assert np.isfinite(result["test_score"]).all()
+    with pytest.raises(ValueError, match="Set it on the BaggingRanker only"):
+        BaggingRanker(LambdaRankRanker(query_column=0, **FAST), query_column=0).fit(with_column, y)
+
+
+def test_without_ids_scorers_and_score_name_both_fixes():
+    X, y, qid = _data()
+    ranker = LambdaRankRanker(**FAST).fit(X, y, groups=qid)
+    for scorer in (ndcg_scorer(10), map_scorer()):
+        with pytest.raises(ValueError, match="enable_metadata_routing=True") as error:
+            scorer(ranker, X, y)
+        assert "query_column" in str(error.value)
+    with pytest.raises(ValueError, match="query_column"):
+        ranker.score(X, y)
+    # Routing off, no query column: cross_validate reports the failure
+    # instead of a one-query number (error_score="raise" shows the message).
+    with sklearn.config_context(enable_metadata_routing=False):
+        with pytest.raises(ValueError, match="query_column"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            cross_validate(LambdaRankRanker(**FAST), X, y, groups=qid, cv=GroupKFold(3), error_score="raise")
+
+
+@pytest.mark.parametrize("metric", [ndcg_score, map_score])
+def test_metrics_without_groups_warn_on_more_than_one_row(metric):
+    with pytest.warns(UserWarning, match="all 3 rows are scored as one query"):
+        value = metric([1, 0, 2], [0.1, 0.2, 0.3])
+    assert value == metric([1, 0, 2], [0.1, 0.2, 0.3], groups=[0, 0, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metric([1], [0.5])
+        metric([1, 0, 2], [0.1, 0.2, 0.3], groups=np.zeros(3))
+
+
+def test_permutation_importance_reads_the_query_column():
+    from sklearn_ranknet.inspection import permutation_importance
+
+    X, y, qid = _data()
+    with_column = np.column_stack([X[:, :2], qid, X[:, 2:]])
+    ranker = LambdaRankRanker(query_column=2, **FAST).fit(with_column, y)
+    reference = LambdaRankRanker(**FAST).fit(X, y, groups=qid)
+    with sklearn.config_context(enable_metadata_routing=False):
+        got = permutation_importance(ranker, with_column, y, groups=None, n_repeats=3, random_state=0)
+    expected = permutation_importance(reference, X, y, groups=qid, n_repeats=3, random_state=0)
+    # The query column is no feature: importance 0, never permuted.
+    np.testing.assert_array_equal(got.importances[2], 0.0)
+    assert got.importances.shape == (X.shape[1] + 1, 3)
+    assert np.all(np.isfinite(got.importances))
+    # Features keep the order of their importances (the permutation seeds
+    # differ: one per column of the input).
+    assert np.argmax(np.delete(got.importances_mean, 2)) == np.argmax(expected.importances_mean)
+
+
+def test_scikit_learn_permutation_importance_with_routing_off():
+    from sklearn.inspection import permutation_importance
+
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    ranker = LambdaRankRanker(query_column=0, **FAST).fit(with_column, y)
+    with sklearn.config_context(enable_metadata_routing=False):
+        result = permutation_importance(ranker, with_column, y, scoring=ndcg_scorer(10), n_repeats=2, random_state=0)
+    assert np.all(np.isfinite(result.importances))
+    # Its baseline is scored query by query.
+    baseline = ndcg_score(y, ranker.predict(with_column), groups=qid, k=10)
+    assert baseline == pytest.approx(ranker.score(with_column, y), abs=0)
