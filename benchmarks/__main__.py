@@ -7,6 +7,8 @@
                  LGBMRanker and XGBRanker, on the Yahoo LTR sample and MSLR-shaped data
 - ``scale``:     an epoch over 1.2 M rows, one 200,000-document query, memory of ``fit``
 - ``coldstart``: Numba compilation paid by a new user's first process
+- ``dask``:      fits on a 2-worker LocalCluster against in memory: wall time, shuffle share,
+                 quality, the two training designs
 
 Each suite writes NAME.json, NAME.md and NAME.png into the output folder (default
 ``benchmarks/results``, or ``benchmarks/results/quick`` with ``--quick``) through the
@@ -22,7 +24,7 @@ import sys
 
 from ._harness import Harness
 
-SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart")
+SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "dask")
 
 
 def main(argv=None):

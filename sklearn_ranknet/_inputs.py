@@ -69,28 +69,24 @@ class InputScaling:
         ``X``'s dtype. ``rows=None`` reads every row in order.
 
         Each block's mean and variance are merged into the running ones with
-        Chan et al.'s pairwise update, which does not cancel the way
-        ``E[x**2] - E[x]**2`` does when a feature's mean dwarfs its spread.
+        Chan et al.'s pairwise update (:func:`merge_moments`), which does not
+        cancel the way ``E[x**2] - E[x]**2`` does when a feature's mean
+        dwarfs its spread.
         """
-        n_rows = X.shape[0] if rows is None else len(rows)
-        count, mean, squares = 0, np.zeros(X.shape[1]), np.zeros(X.shape[1])
-        step = block_rows(X.shape[1])
-        for start in range(0, n_rows, step):
-            stop = min(start + step, n_rows)
-            block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop])
-            block_mean, block_squares = _mean_and_squares(block)
-            n = stop - start
-            delta = block_mean - mean
-            total = count + n
-            mean = mean + delta * (n / total)
-            squares = squares + block_squares + delta**2 * (count * n / total)
-            count = total
+        return cls.from_moments(kind, feature_moments(kind, X, rows), X.dtype)
+
+    @classmethod
+    def from_moments(cls, kind, moments, dtype):
+        """The scaling of ``(count, mean, squares)`` statistics (see
+        :func:`feature_moments`; those of several row sets merge with
+        :func:`merge_moments`), in ``dtype``."""
+        count, mean, squares = moments
         scale = np.sqrt(squares / max(count, 1))
         # Constant features are only centred, as StandardScaler does: a
         # spread within the rounding of count additions of the mean is 0.
         scale[scale <= max(count, 1) * np.finfo(np.float64).eps * np.abs(mean)] = 1.0
         scale[scale == 0.0] = 1.0
-        return cls(kind, mean.astype(X.dtype), scale.astype(X.dtype))
+        return cls(kind, mean.astype(dtype), scale.astype(dtype))
 
     def rows(self, X, index):
         """The rows of ``X`` at ``index`` as the network takes them: a new
@@ -123,6 +119,33 @@ class InputScaling:
             coef_grads[0] /= self.scale[:, None]
             coef_grads[0] -= np.outer(self.mean / self.scale, intercept_grads[0])
         return coef_grads, intercept_grads
+
+
+def feature_moments(kind, X, rows=None):
+    """``(count, mean, squares)`` of the transformed rows ``X[rows]`` (all
+    rows with ``rows=None``) in float64: the number of rows, each feature's
+    mean and its sum of squared deviations, read block by block."""
+    n_rows = X.shape[0] if rows is None else len(rows)
+    moments = (0, np.zeros(X.shape[1]), np.zeros(X.shape[1]))
+    step = block_rows(X.shape[1])
+    for start in range(0, n_rows, step):
+        stop = min(start + step, n_rows)
+        block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop])
+        moments = merge_moments(moments, (stop - start, *_mean_and_squares(block)))
+    return moments
+
+
+def merge_moments(a, b):
+    """``(count, mean, squares)`` of the union of two sets of rows, from
+    theirs (Chan, Golub and LeVeque's pairwise update)."""
+    (n_a, mean_a, squares_a), (n_b, mean_b, squares_b) = a, b
+    if n_b == 0:
+        return a
+    total = n_a + n_b
+    delta = mean_b - mean_a
+    mean = mean_a + delta * (n_b / total)
+    squares = squares_a + squares_b + delta**2 * (n_a * n_b / total)
+    return total, mean, squares
 
 
 def transformed_rows(kind, X, index):

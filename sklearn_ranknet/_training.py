@@ -31,7 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 from . import _network
 from ._groups import group_rows, query_of_row, query_weights, segments_of
 from ._jit import as_kernel_array, map_blocks
-from ._objectives import label_sorted_order, pair_work
+from ._objectives import label_sorted_order
 from ._optim import SGD, Adam
 from .metrics import ndcg_score
 
@@ -198,9 +198,7 @@ def fit_stochastic(ranker, data, incremental):
     or until the loss (or the validation NDCG) stops improving."""
     early_stopping = ranker._uses_early_stopping(len(data.rows), data.n_queries, incremental)
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
-    if early_stopping:
-        ranker.validation_scores_ = ranker.validation_scores_ or []
-        best_score = -np.inf
+    monitor = EpochMonitor(ranker, early_stopping)
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)
     if not hasattr(ranker, "_optimizer"):
         params = ranker.coefs_ + ranker.intercepts_
@@ -210,46 +208,77 @@ def fit_stochastic(ranker, data, incremental):
             ranker._optimizer = Adam(params, ranker.learning_rate_init)
     batch_size = ranker._batch_size(train.n_queries)
     n_threads = ranker._n_threads()
-    best_params = None
-    no_improvement = 0
+    stopped = False
     for _ in range(1 if incremental else ranker.max_iter):
         started = time.perf_counter()
         order = ranker._random_state.permutation(train.n_queries)
         for positions, queries, offsets in _epoch_batches(train, order, batch_size):
             _step(ranker, train, positions, queries, offsets, n_threads)
-        ranker.n_iter_ += 1
         _check_finite(ranker)
-        ranker.loss_curve_.append(objective_value(ranker, loss_sample))
-        if early_stopping:
-            score = validation_score(ranker, val)
-            ranker.validation_scores_.append(score)
-            # Any rise counts: tol is the training objective's threshold,
-            # on another scale than NDCG.
-            improved = score > best_score
-            if score > best_score:
-                best_score = ranker.best_validation_score_ = score
-                best_params = [p.copy() for p in ranker.coefs_ + ranker.intercepts_]
-        else:
-            improved = ranker.loss_curve_[-1] < ranker.best_loss_ - ranker.tol
-            ranker.best_loss_ = min(ranker.best_loss_, ranker.loss_curve_[-1])
-        if incremental:
-            _report(ranker, started, early_stopping=False)
+        value = objective_value(ranker, loss_sample)
+        score = validation_score(ranker, val) if early_stopping else None
+        stopped = monitor.record(value, score, started, incremental=incremental)
+        if stopped:
             break
-        no_improvement = 0 if improved else no_improvement + 1
-        _report(ranker, started, early_stopping)
-        if no_improvement > ranker.n_iter_no_change:
-            if ranker.verbose:
-                print(f"No improvement for {ranker.n_iter_no_change} epochs: stopping.")
-            break
-    else:
-        warnings.warn(
-            f"Maximum iterations ({ranker.max_iter}) reached and the optimization "
-            "has not converged yet.",
-            ConvergenceWarning,
-        )
+    best_params = monitor.finish(stopped)
     if best_params is not None:  # in place: the optimizer holds these arrays
         for param, best in zip(ranker.coefs_ + ranker.intercepts_, best_params):
             param[...] = best
+
+
+class EpochMonitor:
+    """The learning curves and the stopping rule, one epoch at a time: the
+    one place the in-memory loop and the Dask rounds record an epoch.
+
+    Early stopping: any rise of the validation NDCG resets the patience
+    (``tol`` is the training objective's threshold, on another scale), and
+    the best parameters are kept. Otherwise: the training objective must
+    improve by ``tol``. Training stops after more than ``n_iter_no_change``
+    epochs without improvement.
+    """
+
+    def __init__(self, ranker, early_stopping):
+        self.ranker, self.early_stopping = ranker, early_stopping
+        if early_stopping:
+            ranker.validation_scores_ = ranker.validation_scores_ or []
+        self.best_score, self.best_params, self.no_improvement = -np.inf, None, 0
+
+    def record(self, value, score, started, incremental=False):
+        """Record an epoch of the ranker's current parameters (training
+        objective ``value``, validation ``score`` or None); True to stop."""
+        ranker = self.ranker
+        ranker.n_iter_ += 1
+        ranker.loss_curve_.append(value)
+        if self.early_stopping:
+            ranker.validation_scores_.append(score)
+            improved = score > self.best_score
+            if improved:
+                self.best_score = ranker.best_validation_score_ = score
+                self.best_params = [p.copy() for p in ranker.coefs_ + ranker.intercepts_]
+        else:
+            improved = value < ranker.best_loss_ - ranker.tol
+            ranker.best_loss_ = min(ranker.best_loss_, value)
+        if incremental:  # partial_fit: one epoch, no stopping rule
+            _report(ranker, started, early_stopping=False)
+            return True
+        self.no_improvement = 0 if improved else self.no_improvement + 1
+        _report(ranker, started, self.early_stopping)
+        if self.no_improvement > ranker.n_iter_no_change:
+            if ranker.verbose:
+                print(f"No improvement for {ranker.n_iter_no_change} epochs: stopping.")
+            return True
+        return False
+
+    def finish(self, stopped):
+        """Warn when ``max_iter`` ran out first; the best parameters seen
+        with early stopping (copies), or None."""
+        if not stopped:
+            warnings.warn(
+                f"Maximum iterations ({self.ranker.max_iter}) reached and the optimization "
+                "has not converged yet.",
+                ConvergenceWarning,
+            )
+        return self.best_params
 
 
 def _row_blocks(n_rows, coefs, max_rows=None):

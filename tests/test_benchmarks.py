@@ -1,6 +1,7 @@
 """``python -m benchmarks --quick`` runs every suite end to end (a smoke test; the figures
 come from the full run, see docs/benchmarks.md), and the harness skips missing peers."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ YAHOO = ROOT.parent / "shared" / "data" / "yahoo-ltr-sample"
 
 def test_quick_benchmarks_run_and_write_their_results(tmp_path):
     suites = ["lambdas", "metrics", "scale", "coldstart"] + (["quality"] if YAHOO.is_dir() else [])
+    suites += ["dask"] if importlib.util.find_spec("distributed") else []
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--out", str(tmp_path), "--only", *suites],
         cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, "MPLBACKEND": "Agg"},

@@ -1,0 +1,153 @@
+"""Dask: fitting on a LocalCluster of 2 worker processes against fitting in memory.
+
+Data: ``make_ranking(n_queries, n_features=40, n_informative=10)`` for 2,000, 5,000 and
+20,000 training queries (~18 documents each: ~36,000 to ~360,000 rows), and 2,000 test
+queries from another seed (``--quick``: 150 and 300 training queries, 200 test queries).
+One machine: the cluster is ``LocalCluster(n_workers=2, threads_per_worker=1,
+processes=True)``, started once and warmed up (Numba cache, imports) by a small fit.
+
+1. Default fits, ``LambdaRankRanker(hidden_layer_sizes=(64,), random_state=0)`` with
+   early stopping (held-out queries) in memory (``n_jobs=None``: kernels on one thread;
+   and ``n_jobs=-1``) and ``DaskLambdaRankRanker`` with the same parameters on dask arrays
+   in 4 chunks that cut through queries (the shuffle co-locates them), the same with
+   ``learning_rate_init`` doubled (the sqrt(P) rule for Adam, P = 4 partitions: an
+   effective batch of about 4 x 32 queries), and on 2 chunks of whole queries with
+   ``partitioned_by_query=True`` (no shuffle). Wall time of ``fit``
+   (one fit each: they take seconds to minutes), the setup share (from ``fit`` to the
+   first round: zipping, shuffle, shards, summaries), epochs, seconds per epoch, test
+   NDCG@10. The shuffle's share is the setup time with the shuffle minus the setup time
+   without it, over the fit's wall time.
+2. The two training designs at a fixed budget of epochs (10; ``--quick``: 3; no early
+   stopping) on the 2 whole-query chunks: local SGD with parameter averaging (the default:
+   one round trip per epoch) and synchronous averaged gradients (one round trip per step
+   of about 2 x 32 queries), against the in-memory fit for the same epochs: seconds per
+   epoch and test NDCG@10 after the budget.
+
+Targets: the default Dask fit within 0.01 NDCG@10 of the in-memory fit, and its seconds per
+epoch at most those of the in-memory fit (``n_jobs=None``), on the largest data. Two
+processes on two cores compete with the scheduler and this process; the figure is the
+price of distribution on one machine, not a cluster's speed-up.
+"""
+
+import logging
+import time
+import warnings
+
+import numpy as np
+
+SIZES, QUICK_SIZES = (2000, 5000, 20000), (150, 300)
+SHAPE = dict(n_features=40, n_informative=10)
+PARAMS = dict(hidden_layer_sizes=(64,), random_state=0)
+
+
+def whole_query_chunks(qid, n_chunks):
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    cuts = starts[np.searchsorted(starts, np.linspace(0, len(qid), n_chunks + 1)[1:-1])]
+    return tuple(np.diff(np.r_[0, cuts, len(qid)]).tolist())
+
+
+def dask_arrays(X, y, qid, chunks):
+    import dask.array as da
+
+    return [da.from_array(a, chunks=(chunks, -1) if a.ndim == 2 else chunks) for a in (X, y, qid)]
+
+
+def timed_fit(ranker, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        started = time.perf_counter()
+        ranker.fit(*args, **kwargs)
+        return time.perf_counter() - started
+
+
+def row(name, ranker, wall, test, n_queries):
+    setup = getattr(ranker, "_fit_timings", {}).get("prepare_s")
+    return {"queries": n_queries, "fit": name, "wall_s": wall, "setup_s": setup,
+            "epochs": ranker.n_iter_, "s_per_epoch": (wall - (setup or 0.0)) / max(ranker.n_iter_, 1),
+            "ndcg10": ranker.to_local().score(*test) if hasattr(ranker, "to_local") else ranker.score(*test)}
+
+
+def run(h):
+    from distributed import Client, LocalCluster
+
+    from sklearn_ranknet import LambdaRankRanker
+    from sklearn_ranknet.dask import DaskLambdaRankRanker
+    from sklearn_ranknet.datasets import make_ranking
+
+    sizes = QUICK_SIZES if h.quick else SIZES
+    X_test, y_test, q_test = make_ranking(200 if h.quick else 2000, **SHAPE, random_state=99)
+    test = (X_test, y_test, q_test)
+    budget = 3 if h.quick else 10
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                           silence_logs=logging.ERROR)
+    client = Client(cluster)
+    try:
+        h.say("warm-up fit on the cluster")
+        X, y, qid = make_ranking(60, **SHAPE, random_state=0)
+        dX, dy, dq = dask_arrays(X, y, qid, 400)
+        timed_fit(DaskLambdaRankRanker(**PARAMS, max_iter=2), dX, dy, groups=dq)
+        timed_fit(LambdaRankRanker(**PARAMS, max_iter=2), X, y, groups=qid)
+        fits, designs = [], []
+        for n_queries in sizes:
+            X, y, qid = make_ranking(n_queries, **SHAPE, random_state=n_queries)
+            cut = -(-len(X) // 4)
+            whole = whole_query_chunks(qid, 2)
+            h.say(f"{n_queries:,} queries, {len(X):,} rows: default fits")
+            for name, n_jobs in (("in memory", None), ("in memory, n_jobs=-1", -1)):
+                ranker = LambdaRankRanker(**PARAMS, n_jobs=n_jobs, early_stopping=True)
+                fits.append(row(name, ranker, timed_fit(ranker, X, y, groups=qid), test, n_queries))
+            dX, dy, dq = dask_arrays(X, y, qid, cut)
+            ranker = DaskLambdaRankRanker(**PARAMS, early_stopping=True)
+            fits.append(row("Dask, 4 chunks cutting queries (shuffle)", ranker,
+                            timed_fit(ranker, dX, dy, groups=dq), test, n_queries))
+            shuffled = fits[-1]
+            ranker = DaskLambdaRankRanker(**PARAMS, early_stopping=True, learning_rate_init=2e-3)
+            fits.append(row("Dask, 4 chunks, learning_rate_init x sqrt(4)", ranker,
+                            timed_fit(ranker, dX, dy, groups=dq), test, n_queries))
+            dX, dy, dq = dask_arrays(X, y, qid, whole)
+            ranker = DaskLambdaRankRanker(**PARAMS, early_stopping=True, partitioned_by_query=True)
+            fits.append(row("Dask, 2 whole-query chunks (no shuffle)", ranker,
+                            timed_fit(ranker, dX, dy, groups=dq), test, n_queries))
+            unshuffled = fits[-1]
+            shuffle_s = max(shuffled["setup_s"] - unshuffled["setup_s"], 0.0)
+            shuffled["shuffle_share"] = shuffle_s / shuffled["wall_s"]
+
+            h.say(f"{n_queries:,} queries: the two designs, {budget} epochs")
+            fixed = dict(PARAMS, max_iter=budget, early_stopping=False, tol=0.0)
+            ranker = LambdaRankRanker(**fixed)
+            designs.append(row("in memory", ranker, timed_fit(ranker, X, y, groups=qid), test, n_queries))
+            for design, label in (("parameters", "local SGD, averaged parameters (default)"),
+                                  ("gradients", "synchronous averaged gradients")):
+                ranker = DaskLambdaRankRanker(**fixed, partitioned_by_query=True)
+                ranker._design = design
+                designs.append(row(label, ranker, timed_fit(ranker, dX, dy, groups=dq), test, n_queries))
+    finally:
+        client.close()
+        cluster.close()
+
+    h.table("Default fits (early stopping): one fit each", fits, {
+        "queries": "queries", "fit": "fit", "wall s": "wall_s", "setup s": "setup_s",
+        "shuffle share": lambda r: None if "shuffle_share" not in r else f"{100 * r['shuffle_share']:.0f} %",
+        "epochs": "epochs", "s / epoch": "s_per_epoch", "test NDCG@10": "ndcg10"})
+    h.table(f"Training designs: {budget} epochs each, 2 whole-query chunks", designs, {
+        "queries": "queries", "fit": "fit", "wall s": "wall_s", "s / epoch": "s_per_epoch",
+        "test NDCG@10": "ndcg10"})
+    h.data.update({"sizes": list(sizes), "budget": budget})
+
+    largest = [r for r in fits if r["queries"] == sizes[-1]]
+    memory = next(r for r in largest if r["fit"] == "in memory")
+    dask_fit = next(r for r in largest if r["fit"].startswith("Dask, 4"))
+    h.target(f"in-memory minus Dask test NDCG@10, {sizes[-1]:,} queries",
+             memory["ndcg10"] - dask_fit["ndcg10"], 0.01)
+    h.target(f"Dask / in-memory seconds per epoch, {sizes[-1]:,} queries",
+             dask_fit["s_per_epoch"] / memory["s_per_epoch"], 1.0, unit="x")
+
+    def draw(ax_time, ax_quality):
+        for name in dict.fromkeys(r["fit"] for r in fits):
+            mine = [r for r in fits if r["fit"] == name]
+            ax_time.plot([r["queries"] for r in mine], [r["s_per_epoch"] for r in mine], "o-", label=name)
+            ax_quality.plot([r["queries"] for r in mine], [r["ndcg10"] for r in mine], "o-", label=name)
+        ax_time.set(xscale="log", yscale="log", xlabel="training queries", ylabel="seconds per epoch")
+        ax_quality.set(xscale="log", xlabel="training queries", ylabel="test NDCG@10")
+        ax_time.legend(fontsize=7)
+    h.plot(draw, ncols=2, size=(10.0, 4.0))

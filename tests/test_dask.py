@@ -1,0 +1,444 @@
+"""sklearn_ranknet.dask: Dask rankers and metrics on a two-process LocalCluster.
+
+One module-scoped cluster (2 worker processes, 1 thread each) serves every
+test; the fits are small. Skipped when the dask extra is not installed.
+"""
+
+import concurrent.futures
+import logging
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+import time
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+
+import joblib  # noqa: E402
+import sklearn  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.model_selection import GridSearchCV, GroupKFold  # noqa: E402
+from sklearn.utils import check_random_state  # noqa: E402
+
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker  # noqa: E402
+from sklearn_ranknet import _dask_training, _network  # noqa: E402
+from sklearn_ranknet import dask as skd  # noqa: E402
+from sklearn_ranknet._inputs import InputScaling  # noqa: E402
+from sklearn_ranknet.datasets import make_ranking  # noqa: E402
+from sklearn_ranknet.metrics import map_score, ndcg_score, ndcg_scorer  # noqa: E402
+
+PAIRS = [
+    (skd.DaskLambdaRankRanker, LambdaRankRanker),
+    (skd.DaskRankNetRanker, RankNetRanker),
+    (skd.DaskListNetRanker, ListNetRanker),
+]
+# Small, quick fits: a narrow network, a few epochs.
+QUICK = {"hidden_layer_sizes": (8,), "max_iter": 4, "early_stopping": False, "random_state": 0}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+        silence_logs=logging.CRITICAL,
+    ) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_ranking(n_queries=120, n_features=10, random_state=0)
+    return X, y, qid
+
+
+def chunked(*arrays, chunks):
+    """Dask arrays of the given arrays, cut at the same rows."""
+    return [da.from_array(a, chunks=(chunks, -1) if a.ndim == 2 else chunks) for a in arrays]
+
+
+def whole_query_chunks(qid, n_chunks):
+    """Row chunks of about equal size that end at query boundaries."""
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    cuts = starts[np.searchsorted(starts, np.linspace(0, len(qid), n_chunks + 1)[1:-1])]
+    return tuple(np.diff(np.r_[0, cuts, len(qid)]).tolist())
+
+
+def quiet_fit(ranker, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return ranker.fit(*args, **kwargs)
+
+
+def params_of(ranker):
+    return ranker.coefs_ + ranker.intercepts_
+
+
+# ---------------------------------------------------------------------------
+# The module and the estimator protocol
+
+
+def test_import_needs_the_extra_and_the_package_never_imports_dask():
+    code = (
+        "import sys\n"
+        "import sklearn_ranknet, sklearn_ranknet.metrics, sklearn_ranknet.datasets\n"
+        "assert 'dask' not in sys.modules and 'distributed' not in sys.modules\n"
+        "sys.modules['dask'] = None\n"  # as if not installed
+        "try:\n"
+        "    import sklearn_ranknet.dask\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "pip install sklearn-ranknet[dask]" in done.stdout
+
+
+@pytest.mark.parametrize("dask_class, local_class", PAIRS)
+def test_parameters_are_the_in_memory_ones_plus_client(dask_class, local_class):
+    params = dask_class().get_params()
+    assert params.pop("client") is None and params.pop("partitioned_by_query") is False
+    assert params == local_class().get_params()
+    assert "client : distributed.Client" in dask_class.__doc__
+    assert not hasattr(dask_class(), "partial_fit")
+
+
+def test_client_survives_clone_but_not_pickling(client):
+    ranker = skd.DaskLambdaRankRanker(client=client, k=5)
+    cloned = clone(ranker)
+    assert cloned.client is client and cloned.k == 5
+    assert ranker.get_params()["client"] is client
+    restored = pickle.loads(pickle.dumps(ranker))
+    assert restored.client is None and restored.k == 5
+    assert ranker.client is client  # pickling left the original alone
+    assert restored.client_ is client  # the default client
+
+
+def test_fitted_ranker_pickles_and_to_local_is_in_memory(client, data):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    ranker = quiet_fit(skd.DaskRankNetRanker(client=client, **QUICK), dX, dy, groups=dq)
+    local = ranker.to_local()
+    assert type(local) is RankNetRanker and "client" not in local.get_params()
+    restored = pickle.loads(pickle.dumps(ranker))
+    np.testing.assert_array_equal(restored.to_local().predict(X), local.predict(X))
+    # The copy is independent of the Dask ranker.
+    local.coefs_[0][...] = 0.0
+    assert np.any(ranker.coefs_[0])
+
+
+# ---------------------------------------------------------------------------
+# predict, score and the metrics against the in-memory ones
+
+
+@pytest.mark.parametrize("dask_class, local_class", PAIRS)
+def test_predict_is_lazy_and_equals_the_in_memory_predict(client, data, dask_class, local_class):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=450)  # cuts through queries
+    ranker = quiet_fit(dask_class(**QUICK), dX, dy, groups=dq)
+    scores = ranker.predict(dX)
+    assert isinstance(scores, da.Array) and scores.shape == (len(X),)
+    local = ranker.to_local()
+    # Chunk by chunk, the same function: bit for bit.
+    expected = np.concatenate([local.predict(X[i : i + 450]) for i in range(0, len(X), 450)])
+    np.testing.assert_array_equal(scores.compute(), expected)
+    np.testing.assert_allclose(scores.compute(), local.predict(X), rtol=1e-12, atol=1e-12)
+    assert ranker.score(dX, dy, groups=dq) == pytest.approx(
+        local.score(X, y, groups=qid), abs=1e-12
+    )
+
+
+def _metric_inputs():
+    """Labels with empty queries and tied scores; weights constant per query."""
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 25, size=60)
+    qid = np.repeat(rng.permutation(1000)[:60], sizes)  # ids in no particular order
+    y = rng.integers(0, 5, size=len(qid)).astype(float)
+    y[np.isin(qid, qid[:30])] = 0.0  # a few queries with no relevant document
+    scores = np.round(rng.normal(size=len(qid)), 1)  # many ties
+    weights = np.repeat(rng.uniform(0, 3, size=60), sizes)
+    weights[qid == qid[-1]] = 0.0
+    # Interleave the queries' rows, so every chunk cuts through many queries.
+    order = rng.permutation(len(qid))
+    return y[order], scores[order], qid[order], weights[order]
+
+
+@pytest.mark.parametrize(
+    "metric, options",
+    [
+        ("ndcg", {}),
+        ("ndcg", {"k": 5, "gain": "linear", "empty_query_score": None}),
+        ("ndcg", {"k": 3, "ignore_ties": True, "empty_query_score": 0.0}),
+        ("map", {}),
+        ("map", {"k": 4, "empty_query_score": None}),
+    ],
+)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_metrics_equal_the_in_memory_ones(client, metric, options, weighted):
+    y, scores, qid, weights = _metric_inputs()
+    dy, ds, dq, dw = chunked(y, scores, qid, weights, chunks=170)
+    w, dw = (weights, dw) if weighted else (None, None)
+    pairs = {"ndcg": (skd.ndcg_score, ndcg_score), "map": (skd.map_score, map_score)}
+    dask_metric, memory_metric = pairs[metric]
+    expected = memory_metric(y, scores, groups=qid, sample_weight=w, **options)
+    got = dask_metric(dy, ds, groups=dq, sample_weight=dw, **options)
+    assert abs(got - expected) <= 1e-12
+
+
+def test_metrics_take_series_and_string_ids_and_check_partitioning(client):
+    y, scores, qid, _ = _metric_inputs()
+    frame = pd.DataFrame({"y": y, "s": scores, "q": np.char.add("q", qid.astype(str))})
+    ddf = dd.from_pandas(frame, npartitions=3)
+    expected = ndcg_score(y, scores, groups=frame["q"].to_numpy(), k=10)
+    assert abs(skd.ndcg_score(ddf["y"], ddf["s"], groups=ddf["q"], k=10) - expected) <= 1e-12
+    # Whole queries per partition: no shuffle needed, same value.
+    by_query = dd.from_pandas(frame.sort_values("q", kind="stable"), npartitions=1)
+    assert abs(
+        skd.ndcg_score(by_query["y"], by_query["s"], groups=by_query["q"], k=10, partitioned_by_query=True)
+        - expected
+    ) <= 1e-12
+    with pytest.raises(ValueError, match="partitioned_by_query=True promised"):
+        skd.ndcg_score(ddf["y"], ddf["s"], groups=ddf["q"], partitioned_by_query=True)
+
+
+def test_metric_errors_are_the_in_memory_ones(client):
+    dy, ds, dq = chunked(np.zeros(6), np.arange(6.0), np.array([1, 1, 2, 2, 3, 3]), chunks=4)
+    with pytest.raises(ValueError, match="nothing to average"):
+        skd.ndcg_score(dy, ds, groups=dq, empty_query_score=None)
+    with pytest.raises(ValueError, match="k"):
+        skd.ndcg_score(dy, ds, groups=dq, k=0)
+    with pytest.raises(ValueError, match="matching partitions"):
+        skd.map_score(dy, ds.rechunk(3), groups=dq)
+    with pytest.warns(UserWarning, match="no groups"):
+        skd.map_score(dy, ds)
+    with pytest.raises(TypeError, match="dask Array"):
+        skd.ndcg_score(np.zeros(6), ds, groups=dq)
+
+
+# ---------------------------------------------------------------------------
+# Training
+
+
+@pytest.mark.parametrize("kind", ["standard", "log1p"])
+def test_input_scaling_is_that_of_the_whole_data(client, data, kind):
+    X, y, qid = data
+    X = X * np.array([1.0, 1e4] + [1.0] * (X.shape[1] - 2)) + np.array([0.0, 1e6] + [0.0] * (X.shape[1] - 2))
+    X[:, 2] = 7.0  # constant: centred only
+    dX, dy, dq = chunked(X, y, qid, chunks=300)
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(feature_scaling=kind, **{**QUICK, "max_iter": 1}),
+                       dX, dy, groups=dq)
+    expected = InputScaling.fit(kind, X)
+    np.testing.assert_allclose(ranker.feature_mean_, expected.mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ranker.feature_scale_, expected.scale, rtol=1e-12)
+    assert ranker.feature_scale_[2] == 1.0
+
+
+def test_fit_is_reproducible_and_does_not_depend_on_where_chunks_cut(client, data):
+    X, y, qid = data
+    whole = whole_query_chunks(qid, 4)
+    cut = (500, 500, 500, len(X) - 1500)
+    assert len(whole) == len(cut) == 4 and whole != cut
+    fits = []
+    for chunks in (whole, cut, cut):
+        dX, dy, dq = chunked(X, y, qid, chunks=chunks)
+        fits.append(quiet_fit(skd.DaskLambdaRankRanker(**QUICK), dX, dy, groups=dq))
+    for other in fits[1:]:
+        for a, b in zip(params_of(fits[0]), params_of(other)):
+            np.testing.assert_array_equal(a, b)
+        assert other.loss_curve_ == fits[0].loss_curve_
+
+
+def test_query_column_of_a_dataframe_gives_the_same_model(client, data):
+    X, y, qid = data
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    frame.insert(3, "qid", qid)
+    frame["y"] = y
+    ddf = dd.from_pandas(frame, npartitions=3)
+    by_column = quiet_fit(skd.DaskListNetRanker(query_column="qid", **QUICK),
+                          ddf.drop(columns="y"), ddf["y"])
+    assert list(by_column.feature_names_in_) == [f"x{j}" for j in range(X.shape[1])]
+    by_groups = quiet_fit(skd.DaskListNetRanker(**QUICK), ddf.drop(columns=["y", "qid"]), ddf["y"],
+                          groups=ddf["qid"])
+    for a, b in zip(params_of(by_column), params_of(by_groups)):
+        np.testing.assert_array_equal(a, b)
+    scores = by_column.predict(ddf.drop(columns="y"))
+    np.testing.assert_allclose(scores.compute(), by_column.to_local().predict(frame.drop(columns="y")),
+                               rtol=1e-12, atol=1e-12)
+    assert by_column.score(ddf.drop(columns="y"), ddf["y"]) == pytest.approx(
+        by_column.to_local().score(frame.drop(columns="y"), y), abs=1e-12
+    )
+
+
+def test_partitioned_by_query_skips_the_shuffle_and_is_checked(client, data):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 2))
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(partitioned_by_query=True, **QUICK), dX, dy, groups=dq)
+    assert ranker.n_iter_ == QUICK["max_iter"]
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    with pytest.raises(ValueError, match="partitioned_by_query=True promised"):
+        quiet_fit(skd.DaskLambdaRankRanker(partitioned_by_query=True, **QUICK), dX, dy, groups=dq)
+
+
+def test_early_stopping_holds_out_the_in_memory_queries_and_keeps_the_best(client, data):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    ranker = skd.DaskLambdaRankRanker(
+        hidden_layer_sizes=(8,), early_stopping=True, validation_fraction=0.2, n_iter_no_change=2,
+        max_iter=30, learning_rate_init=0.05, random_state=0,
+    )
+    quiet_fit(ranker, dX, dy, groups=dq)
+    assert ranker.best_validation_score_ == max(ranker.validation_scores_)
+    assert len(ranker.validation_scores_) == len(ranker.loss_curve_) == ranker.n_iter_
+    # The held-out queries are those the in-memory ranker draws: after the
+    # initial weights, a permutation of the sorted query ids.
+    rng = check_random_state(0)
+    _network.init_params(X.shape[1], (8,), "relu", rng)
+    ids = np.unique(qid)
+    held_out = np.isin(qid, ids[np.sort(rng.permutation(len(ids))[: int(np.ceil(0.2 * len(ids)))])])
+    best = ndcg_score(y[held_out], ranker.to_local().predict(X[held_out]), groups=qid[held_out], k=10)
+    assert best == pytest.approx(ranker.best_validation_score_, abs=1e-12)
+
+
+def test_quality_is_that_of_the_in_memory_fit(client):
+    X, y, qid = make_ranking(n_queries=400, n_features=10, noise=0.3, random_state=1)
+    X_test, y_test, qid_test = make_ranking(n_queries=300, n_features=10, noise=0.3, random_state=2)
+    params = {"hidden_layer_sizes": (16,), "learning_rate_init": 3e-3, "random_state": 0}
+    local = LambdaRankRanker(**params).fit(X, y, groups=qid)
+    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 2))
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+    expected = local.score(X_test, y_test, groups=qid_test)
+    assert ranker.to_local().score(X_test, y_test, groups=qid_test) >= expected - 0.01
+
+
+def test_sample_weight_float32_and_warm_start(client, data):
+    X, y, qid = data
+    weights = np.where(qid % 3 == 0, 0.0, 1.0 + qid % 2)  # constant per query; some zero
+    dX, dy, dq, dw = chunked(X.astype(np.float32), y, qid, weights, chunks=500)
+    ranker = quiet_fit(skd.DaskRankNetRanker(warm_start=True, **QUICK), dX, dy, groups=dq, sample_weight=dw)
+    assert ranker.coefs_[0].dtype == np.float32 and ranker.predict(dX).dtype == np.float32
+    first = [p.copy() for p in params_of(ranker)]
+    mean = ranker.feature_mean_.copy()
+    quiet_fit(ranker, dX, dy, groups=dq, sample_weight=dw)
+    assert ranker.n_iter_ == 2 * QUICK["max_iter"]
+    assert any(not np.array_equal(a, b) for a, b in zip(first, params_of(ranker)))
+    np.testing.assert_array_equal(ranker.feature_mean_, mean)  # kept from the first fit
+    assert ranker.score(dX, dy, groups=dq, sample_weight=dw) == pytest.approx(
+        ranker.to_local().score(X.astype(np.float32), y, groups=qid, sample_weight=weights), abs=1e-6
+    )
+
+
+def test_averaged_gradients_design(client, data):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 2))
+    ranker = skd.DaskLambdaRankRanker(**{**QUICK, "max_iter": 2})
+    ranker._design = "gradients"
+    quiet_fit(ranker, dX, dy, groups=dq)
+    assert ranker.n_iter_ == 2 and np.isfinite(ranker.loss_curve_).all()
+    assert ranker.loss_curve_[1] < ranker.loss_curve_[0]
+    assert "_design" not in vars(ranker.to_local())
+
+
+def test_input_errors(client, data):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    with pytest.raises(TypeError, match="dask Array"):
+        skd.DaskLambdaRankRanker().fit(X, dy, groups=dq)
+    with pytest.raises(ValueError, match="matching partitions"):
+        skd.DaskLambdaRankRanker().fit(dX, dy.rechunk(400), groups=dq)
+    with pytest.raises(ValueError, match="stochastic solver"):
+        skd.DaskRankNetRanker(solver="lbfgs").fit(dX, dy, groups=dq)
+    with pytest.raises(ValueError, match="non-negative|>= 0|negative"):
+        skd.DaskRankNetRanker(**QUICK).fit(dX, dy - 5, groups=dq)
+    ranker = skd.DaskRankNetRanker(**QUICK)
+    with pytest.raises(ValueError):
+        ranker.fit(dX, dy - 5, groups=dq)
+    assert not hasattr(ranker, "coefs_")  # no half-fitted model
+    with pytest.warns(UserWarning, match="no groups"):
+        quiet_fit(skd.DaskRankNetRanker(**{**QUICK, "max_iter": 1}), dX[:40], dy[:40])
+
+
+def test_lost_work_is_a_clear_error():
+    class LosingClient:
+        def gather(self, futures):
+            worker = types.SimpleNamespace(address="tcp://10.0.0.1:1234")
+            raise distributed.KilledWorker("round_task-123", worker, 3)
+
+    with pytest.raises(RuntimeError, match="lost the round of training.*KilledWorker"):
+        _dask_training.gather(LosingClient(), [], "round of training")
+
+
+# ---------------------------------------------------------------------------
+# On a cluster: model selection and faults
+
+
+def _kernel_cache_stats():
+    """(hits, misses) of Numba's on-disk cache for the LambdaRank kernel in
+    this process."""
+    from sklearn_ranknet import _lambdas
+
+    stats = _lambdas.lambdarank_chunk.stats
+    return sum(stats.cache_hits.values()), sum(stats.cache_misses.values())
+
+
+def test_grid_search_on_the_cluster_with_metadata_routing(client, data):
+    X, y, qid = data
+    # Fresh worker processes: every kernel they run comes from Numba's cache
+    # (the earlier fits wrote it), or is compiled (a cache miss).
+    client.restart()
+    search = GridSearchCV(
+        LambdaRankRanker(hidden_layer_sizes=(8,), max_iter=3, random_state=0),
+        {"alpha": [1e-4, 1e-1]}, cv=GroupKFold(2), scoring=ndcg_scorer(10),
+    )
+    # scikit-learn's delayed() carries the configuration to each task, so the
+    # workers route groups too; the scorer would raise without them.
+    with sklearn.config_context(enable_metadata_routing=True), joblib.parallel_backend("dask"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            search.fit(X, y, groups=qid)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    stats = [s for s in client.run(_kernel_cache_stats).values() if s != (0, 0)]
+    assert stats and all(hits >= 1 and misses == 0 for hits, misses in stats)
+
+
+def test_a_worker_killed_mid_fit_costs_a_retry_not_the_fit(client, data):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    params = {**QUICK, "max_iter": 8}
+    expected = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+
+    ranker = skd.DaskLambdaRankRanker(**params)
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_after_the_first_round():
+        deadline = time.monotonic() + 60
+        while getattr(ranker, "n_iter_", 0) < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        pid = pids[sorted(pids)[0]]
+        os.kill(pid, signal.SIGKILL)
+        killed.append(ranker.n_iter_)
+
+    killer = threading.Thread(target=kill_after_the_first_round, daemon=True)
+    killer.start()
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        # A timeout, so that a hang fails the test instead of CI.
+        future = pool.submit(quiet_fit, ranker, dX, dy, groups=dq)
+        future.result(timeout=120)
+    killer.join(timeout=5)
+    assert killed and 1 <= killed[0] < params["max_iter"]  # mid-fit
+    assert ranker.n_iter_ == params["max_iter"]
+    # The state lives on the client and every task is pure: the same model.
+    for a, b in zip(params_of(expected), params_of(ranker)):
+        np.testing.assert_array_equal(a, b)
+    client.wait_for_workers(2, timeout=60)
+    assert pids[sorted(pids)[0]] not in client.run(os.getpid).values()  # a new process
