@@ -23,8 +23,21 @@ processes=True)``, started once and warmed up (Numba cache, imports) by a small 
    of about 2 x 32 queries), against the in-memory fit for the same epochs: seconds per
    epoch and test NDCG@10 after the budget.
 
+3. Data larger than a worker's memory limit: MSLR-shaped ``make_ranking`` blocks (136
+   features, 20 informative, 20-370 documents per query; float32), generated on the workers
+   themselves (a dask DataFrame of delayed blocks, each holding whole queries with ids of its
+   own), so that the data never exists in one process: 32 blocks of 850 queries, about 3.2 M
+   rows and 1.7 GB (``--quick``: 4 blocks of 50 queries). A fresh ``LocalCluster`` of 2
+   workers with ``memory_limit="1.6GB"`` each (``--quick``: "1GB"), pause at 95 % of it (the
+   default 80 % pauses a worker that holds its half of the data) and no managed-memory
+   target. ``DaskLambdaRankRanker(hidden_layer_sizes=(64,), query_column="qid",
+   partitioned_by_query=True)``, 5 epochs (``--quick``: 2) without early stopping: wall time,
+   seconds per epoch, each worker's peak memory (polled every second), test NDCG@10 on 1,000
+   queries.
+
 Targets: the default Dask fit within 0.01 NDCG@10 of the in-memory fit, and its seconds per
-epoch at most those of the in-memory fit (``n_jobs=None``), on the largest data. Two
+epoch at most those of the in-memory fit (``n_jobs=None``), on the largest data; the data of
+part 3 larger than a worker's memory limit, and its fit completed. Two
 processes on two cores compete with the scheduler and this process; the figure is the
 price of distribution on one machine, not a cluster's speed-up.
 """
@@ -65,6 +78,86 @@ def row(name, ranker, wall, test, n_queries):
     return {"queries": n_queries, "fit": name, "wall_s": wall, "setup_s": setup,
             "epochs": ranker.n_iter_, "s_per_epoch": (wall - (setup or 0.0)) / max(ranker.n_iter_, 1),
             "ndcg10": ranker.to_local().score(*test) if hasattr(ranker, "to_local") else ranker.score(*test)}
+
+
+BIG_SHAPE = dict(n_features=136, n_informative=20, min_docs=20, max_docs=370)
+BIG, QUICK_BIG = dict(blocks=32, queries=850, limit="1.6GB", epochs=5), dict(blocks=4, queries=50, limit="1GB", epochs=2)
+
+
+def big_block(i, n_queries):
+    """One block of whole queries, made where it is computed (float32)."""
+    import pandas as pd
+
+    from sklearn_ranknet.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries, **BIG_SHAPE, random_state=1000 + i)
+    frame = pd.DataFrame(X.astype(np.float32), columns=[f"f{j}" for j in range(X.shape[1])], copy=False)
+    frame["qid"] = qid + i * n_queries  # ids of its own in every block
+    frame["y"] = y
+    return frame
+
+
+def larger_than_a_worker(h):
+    """Part 3: a fit on data larger than any one worker's memory limit."""
+    import threading
+
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+    from dask.utils import parse_bytes
+    from distributed import Client, LocalCluster
+
+    from sklearn_ranknet.dask import DaskLambdaRankRanker
+    from sklearn_ranknet.datasets import make_ranking
+
+    size = QUICK_BIG if h.quick else BIG
+    memory = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": 0.9,
+              "distributed.worker.memory.pause": 0.95, "distributed.worker.memory.terminate": 0.99}
+    meta = pd.DataFrame({**{f"f{j}": np.float32([]) for j in range(BIG_SHAPE["n_features"])},
+                         "qid": np.int64([]), "y": np.float64([])})
+    with dask.config.set(memory), LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, memory_limit=size["limit"],
+        dashboard_address=":0", silence_logs=logging.ERROR,
+    ) as cluster, Client(cluster) as client:
+        h.say(f"larger than a worker: {size['blocks']} blocks of {size['queries']} queries, "
+              f"workers limited to {size['limit']}")
+        blocks = [dask.delayed(big_block)(i, size["queries"]) for i in range(size["blocks"])]
+        frame = dd.from_delayed(blocks, meta=meta, verify_meta=False)
+        peaks, done = {}, threading.Event()
+
+        def poll():
+            while not done.wait(1.0):
+                try:
+                    used = client.run(lambda dask_worker: dask_worker.monitor.get_process_memory())
+                except Exception:  # a worker restarting: poll again
+                    continue
+                for worker, value in used.items():
+                    peaks[worker] = max(peaks.get(worker, 0), value)
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
+        ranker = DaskLambdaRankRanker(
+            **PARAMS, query_column="qid", partitioned_by_query=True, max_iter=size["epochs"],
+            early_stopping=False, tol=0.0,
+        )
+        try:
+            wall = timed_fit(ranker, frame.drop(columns="y"), frame["y"])
+        finally:
+            done.set()
+            poller.join()
+        n_rows = int(client.compute(frame["y"].size).result())
+    X_test, y_test, q_test = make_ranking(200 if h.quick else 1000, **BIG_SHAPE, random_state=7)
+    test = pd.DataFrame(X_test.astype(np.float32), columns=list(meta.columns[:-2]))
+    test["qid"] = q_test
+    data_bytes = n_rows * (BIG_SHAPE["n_features"] * 4 + 8 + 8)  # features, id, label
+    limit = parse_bytes(size["limit"])
+    result = {
+        "rows": n_rows, "data_gb": data_bytes / 1e9, "limit_gb": limit / 1e9,
+        "peak_gb": max(peaks.values()) / 1e9 if peaks else float("nan"), "wall_s": wall,
+        "epochs": ranker.n_iter_, "s_per_epoch": ranker._fit_timings["train_s"] / max(ranker.n_iter_, 1),
+        "setup_s": ranker._fit_timings["prepare_s"], "ndcg10": ranker.to_local().score(test, y_test),
+    }
+    return result
 
 
 def run(h):
@@ -125,6 +218,13 @@ def run(h):
         client.close()
         cluster.close()
 
+    big = larger_than_a_worker(h)
+    h.table("Data larger than a worker's memory limit (2 workers, one fit)", [big], {
+        "rows": "rows", "data GB": "data_gb", "worker limit GB": "limit_gb",
+        "peak worker GB": "peak_gb", "wall s": "wall_s", "setup s": "setup_s", "epochs": "epochs",
+        "s / epoch": "s_per_epoch", "test NDCG@10": "ndcg10"})
+    h.data["larger_than_a_worker"] = big
+
     h.table("Default fits (early stopping): one fit each", fits, {
         "queries": "queries", "fit": "fit", "wall s": "wall_s", "setup s": "setup_s",
         "shuffle share": lambda r: None if "shuffle_share" not in r else f"{100 * r['shuffle_share']:.0f} %",
@@ -141,6 +241,9 @@ def run(h):
              memory["ndcg10"] - dask_fit["ndcg10"], 0.01)
     h.target(f"Dask / in-memory seconds per epoch, {sizes[-1]:,} queries",
              dask_fit["s_per_epoch"] / memory["s_per_epoch"], 1.0, unit="x")
+    h.target("data / one worker's memory limit, fit completed (part 3)",
+             big["data_gb"] / big["limit_gb"] if big["epochs"] == (QUICK_BIG if h.quick else BIG)["epochs"] else 0.0,
+             1.0, higher_is_better=True, unit="x")
 
     def draw(ax_time, ax_quality):
         for name in dict.fromkeys(r["fit"] for r in fits):

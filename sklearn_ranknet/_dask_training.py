@@ -418,6 +418,10 @@ def fit(ranker, client, shards, *, design="parameters"):
     timings = ranker._fit_timings = {}
     started = time.perf_counter()
     plan = _Plan(ranker, client, shards)
+    # The split shards share the unsplit ones' arrays: drop these futures
+    # (Dask keeps their data until the split tasks have run, and their
+    # tasks for recomputation), or every shard would be counted twice.
+    shards.clear()
     timings["prepare_s"] = time.perf_counter() - started
     started = time.perf_counter()
     train = _by_averaging if design == "parameters" else _by_gradients
