@@ -35,8 +35,8 @@ processes=True)``, started once and warmed up (Numba cache, imports) by a small 
    seconds per epoch, each worker's peak memory (polled every second), test NDCG@10 on 1,000
    queries.
 
-Targets: the default Dask fit within 0.01 NDCG@10 of the in-memory fit, and its seconds per
-epoch at most those of the in-memory fit (``n_jobs=None``), on the largest data; the data of
+Targets (issue 10's): the default Dask fit within 0.01 NDCG@10 of the in-memory fit, and its
+seconds per epoch at most 2x those of the in-memory fit (``n_jobs=None``), on the largest data; the data of
 part 3 larger than a worker's memory limit, and its fit completed. Two
 processes on two cores compete with the scheduler and this process; the figure is the
 price of distribution on one machine, not a cluster's speed-up.
@@ -240,7 +240,7 @@ def run(h):
     h.target(f"in-memory minus Dask test NDCG@10, {sizes[-1]:,} queries",
              memory["ndcg10"] - dask_fit["ndcg10"], 0.01)
     h.target(f"Dask / in-memory seconds per epoch, {sizes[-1]:,} queries",
-             dask_fit["s_per_epoch"] / memory["s_per_epoch"], 1.0, unit="x")
+             dask_fit["s_per_epoch"] / memory["s_per_epoch"], 2.0, unit="x")
     h.target("data / one worker's memory limit, fit completed (part 3)",
              big["data_gb"] / big["limit_gb"] if big["epochs"] == (QUICK_BIG if h.quick else BIG)["epochs"] else 0.0,
              1.0, higher_is_better=True, unit="x")
