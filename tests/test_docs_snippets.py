@@ -1,8 +1,9 @@
-"""The user guide's routing-off code runs as written, and does what it says.
+"""The user guide's self-contained code runs as written, and does what it says.
 
-Only the sections that show runnable, self-contained code (from "Routing
-off" to the end of ``docs/user_guide/routing.rst``) are run, in order, in
-one namespace, as a reader following the page would.
+Only the sections that show runnable, self-contained code are run (from
+"Routing off" to the end of ``docs/user_guide/routing.rst``; the first
+example of ``dask.rst``), in order, in one namespace, as a reader following
+the page would.
 """
 
 import re
@@ -10,9 +11,12 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 import sklearn
 
-ROUTING = Path(__file__).resolve().parents[1] / "docs" / "user_guide" / "routing.rst"
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "user_guide"
+ROUTING = GUIDE / "routing.rst"
+DASK = GUIDE / "dask.rst"
 
 
 def _python_blocks(text):
@@ -44,3 +48,22 @@ def test_routing_off_sections_run():
     halving = namespace["halving"]
     assert halving.n_resources_[0] == 10 and halving.best_params_["max_iter"] in halving.n_resources_
     assert np.isfinite(namespace["test_scores"]).all()
+
+
+def test_dask_first_fit_runs():
+    pytest.importorskip("distributed")
+    from sklearn_ranknet import LambdaRankRanker
+    from sklearn_ranknet.metrics import ndcg_score
+
+    namespace = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(_python_blocks(DASK.read_text())[0], str(DASK), "exec"), namespace)
+    local = namespace["local"]
+    assert isinstance(local, LambdaRankRanker)
+    scores = local.predict(namespace["X_val_np"])
+    y_val, qid_val = namespace["y_val_np"], namespace["qid_val_np"]
+    # The distributed score and metric equal the in-memory ones on the same scores.
+    assert namespace["mean_ndcg10"] == pytest.approx(ndcg_score(y_val, scores, groups=qid_val, k=10), abs=1e-12)
+    assert namespace["ndcg5"] == pytest.approx(ndcg_score(y_val, scores, groups=qid_val, k=5), abs=1e-12)
+    assert namespace["mean_ndcg10"] > 0.75
