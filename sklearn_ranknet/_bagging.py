@@ -33,14 +33,12 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._base import check_groups_for_score
+from ._base import score_by_query
 from ._groups import group_rows, query_of_row
 from ._lambdarank import LambdaRankRanker
 from ._query_column import (
-    QUERY_COLUMN_CONSTRAINT, merge_groups, query_column_of, split_query_column,
+    QUERY_COLUMN_CONSTRAINT, features_and_groups, query_column_of, split_query_column,
 )
-from ._training import SCORE_K
-from .metrics import ndcg_score
 
 _MAX_SEED = np.iinfo(np.int32).max
 
@@ -213,7 +211,7 @@ class BaggingRanker(BaseEstimator):
             raise
 
     def _fit(self, X, y, groups, sample_weight):
-        X, groups = self._features_and_groups(X, groups)
+        X, groups = features_and_groups(X, groups, self.query_column)
         template = self._get_estimator()
         if self.query_column is not None and query_column_of(template) is not None:
             raise ValueError(
@@ -312,15 +310,7 @@ class BaggingRanker(BaseEstimator):
             when they have none); tied scores averaged.
         """
         check_is_fitted(self, "estimators_")
-        X, groups = self._features_and_groups(X, groups)
-        scores = self._predict_features(X)
-        check_groups_for_score(groups, len(scores), type(self).__name__)
-        gain = _gain_of(self.estimators_[0])
-        return ndcg_score(y, scores, groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight)
-
-    def _features_and_groups(self, X, groups):
-        X, query_ids = split_query_column(X, self.query_column)
-        return X, merge_groups(groups, query_ids, self.query_column)
+        return score_by_query(self, X, y, groups, sample_weight, _gain_of(self.estimators_[0]))
 
     def get_metadata_routing(self):
         """Metadata routing of this object: ``fit`` params go to the members.

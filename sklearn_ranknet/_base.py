@@ -19,7 +19,7 @@ from . import _network, _training
 from ._inputs import FEATURE_SCALINGS, InputScaling, block_rows
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._query_column import (
-    QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, merge_groups, split_query_column,
+    QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, features_and_groups, split_query_column,
 )
 from ._training import SCORE_K, TrainingSet
 from ._validation import check_relevance_labels
@@ -167,7 +167,7 @@ class BaseRanker(BaseEstimator):
         # Like MLPRegressor: each fit starts a new optimizer, so changed
         # hyperparameters apply; only partial_fit carries its state on.
         self.__dict__.pop("_optimizer", None)
-        X, groups = self._features_and_groups(X, groups)
+        X, groups = features_and_groups(X, groups, self.query_column)
         return self._fit(X, y, groups, sample_weight, incremental=False)
 
     def _check_stochastic_solver(self):
@@ -199,7 +199,7 @@ class BaseRanker(BaseEstimator):
         if not hasattr(self, "coefs_"):
             self._validate_params()
             self._reset()
-        X, groups = self._features_and_groups(X, groups)
+        X, groups = features_and_groups(X, groups, self.query_column)
         return self._fit(X, y, groups, sample_weight, incremental=True)
 
     def predict(self, X):
@@ -282,17 +282,7 @@ class BaseRanker(BaseEstimator):
             metadata routing off. The message names both fixes.
         """
         check_is_fitted(self, "coefs_")
-        X, groups = self._features_and_groups(X, groups)
-        scores = self._predict_features(X)
-        check_groups_for_score(groups, len(scores), type(self).__name__)
-        gain = getattr(self, "gain", "exponential")
-        return ndcg_score(y, scores, groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight)
-
-    def _features_and_groups(self, X, groups):
-        """``X`` without its query column, and the query ids (see
-        ``query_column``)."""
-        X, query_ids = split_query_column(X, self.query_column)
-        return X, merge_groups(groups, query_ids, self.query_column)
+        return score_by_query(self, X, y, groups, sample_weight, getattr(self, "gain", "exponential"))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -429,6 +419,16 @@ def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
             UserWarning,
             stacklevel=stacklevel,
         )
+
+
+def score_by_query(ranker, X, y, groups, sample_weight, gain):
+    """Mean NDCG@10 by query of ``ranker``'s scores (the rankers' and
+    BaggingRanker's ``score``): query ids from ``groups`` or the query
+    column, an error without any for several rows."""
+    X, groups = features_and_groups(X, groups, ranker.query_column)
+    scores = ranker._predict_features(X)
+    check_groups_for_score(groups, len(scores), type(ranker).__name__)
+    return ndcg_score(y, scores, groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight)
 
 
 def check_groups_for_score(groups, n_samples, owner):

@@ -95,6 +95,13 @@ def split_query_column(X, query_column):
     return np.delete(X, position, axis=1), X[:, position]
 
 
+def features_and_groups(X, groups, query_column):
+    """``X`` without its query column, and one set of query ids from
+    ``groups=`` and that column (see :func:`merge_groups`)."""
+    X, query_ids = split_query_column(X, query_column)
+    return X, merge_groups(groups, query_ids, query_column)
+
+
 def merge_groups(groups, query_ids, query_column):
     """One set of query ids from ``groups=`` and the query column.
 
