@@ -3,7 +3,8 @@
 A study script, not a suite of ``python -m benchmarks``::
 
     python -m benchmarks.tune_defaults search [--estimator lambdarank|ranknet|listnet|all]
-    python -m benchmarks.tune_defaults large [--configs JSON]
+    python -m benchmarks.tune_defaults compare --estimator NAME --configs JSON
+    python -m benchmarks.tune_defaults large [--configs JSON] [--problems mslr,noisy]
     python -m benchmarks.tune_defaults final [--seeds 5]
 
 Selection data, raw features (no scaler: the rankers scale their own inputs):
@@ -16,7 +17,12 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   1,000-query draw (seed 0);
 - ``large`` (stage ``large``, finalists only): MSLR-shaped ``make_ranking(3000,
   n_features=136, n_informative=20, min_docs=20, max_docs=370)``, scored on a fresh
-  1,000-query draw, against ``LGBMRanker()`` on the same data, with fit times.
+  1,000-query draw, against ``LGBMRanker()`` on the same data, with fit times; problem
+  ``mslr`` has noise 0.5 (seeds 10 and 11), ``noisy`` noise 1.0 (seeds 12 and 13). Neither
+  is the benchmark's draw (seeds 0 and 1).
+
+``compare`` scores the given configurations (changes from the current defaults) on the four
+small data sets, through the same cache as ``search``.
 
 Score: NDCG@10 (gain 2^rel - 1, ties in input order, empty query = 1). ``search`` is a
 coordinate search from the current defaults: on each coordinate every value is tried with the
@@ -172,14 +178,23 @@ def summary_rows(evaluate, estimator, configurations):
     return rows
 
 
-def large(h, configurations, seed=0):
-    """The finalists and LightGBM on MSLR-shaped data, one seed, with fit times."""
+#: Large problems: name -> (noise, training seed, held-out seed).
+LARGE_PROBLEMS = {"mslr": (0.5, 10, 11), "noisy": (1.0, 12, 13)}
+
+
+def large(h, configurations, problems=("mslr",), seed=0):
+    """The finalists and LightGBM on MSLR-shaped data, with fit times."""
+    return [row for problem in problems for row in _large_problem(h, configurations, problem, seed)]
+
+
+def _large_problem(h, configurations, problem, seed):
     import sklearn_ranknet
     from sklearn_ranknet.metrics import ndcg_score
 
-    shape = dict(n_features=136, n_informative=20, min_docs=20, max_docs=370)
-    X, y, q = _synthetic(3000, 10, **shape)
-    Xt, yt, qt = _synthetic(1000, 11, **shape)
+    noise, train_seed, test_seed = LARGE_PROBLEMS[problem]
+    shape = dict(n_features=136, n_informative=20, min_docs=20, max_docs=370, noise=noise)
+    X, y, q = _synthetic(3000, train_seed, **shape)
+    Xt, yt, qt = _synthetic(1000, test_seed, **shape)
     rows = []
     for label, (name, params) in configurations.items():
         model = getattr(sklearn_ranknet, name)(random_state=seed, n_jobs=1, **params)
@@ -189,9 +204,9 @@ def large(h, configurations, seed=0):
             model.fit(X, y, groups=q)
             seconds = time.perf_counter() - started
         score = ndcg_score(yt, model.predict(Xt), groups=qt, k=10, ignore_ties=True)
-        rows.append({"model": label, "ndcg10": score, "fit_s": seconds, "epochs": model.n_iter_,
-                     "warnings": len(caught)})
-        h.say(f"{label}: {score:.4f} in {seconds:.1f}s")
+        rows.append({"problem": problem, "model": label, "ndcg10": score, "fit_s": seconds,
+                     "epochs": model.n_iter_, "warnings": len(caught)})
+        h.say(f"{problem} {label}: {score:.4f} in {seconds:.1f}s")
     lgb = h.peer("lightgbm")
     if lgb is not None:
         model = lgb.LGBMRanker(n_jobs=1, verbose=-1)
@@ -200,17 +215,19 @@ def large(h, configurations, seed=0):
         model.fit(X[order], y[order], group=np.unique(q, return_counts=True)[1])
         seconds = time.perf_counter() - started
         score = ndcg_score(yt, model.predict(Xt), groups=qt, k=10, ignore_ties=True)
-        rows.append({"model": "LGBMRanker()", "ndcg10": score, "fit_s": seconds, "epochs": 100,
-                     "warnings": 0})
+        rows.append({"problem": problem, "model": "LGBMRanker()", "ndcg10": score,
+                     "fit_s": seconds, "epochs": 100, "warnings": 0})
     return rows
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("stage", choices=["search", "large", "final"])
+    parser.add_argument("stage", choices=["search", "compare", "large", "final"])
     parser.add_argument("--estimator", default="all", choices=[*ESTIMATORS, "all"])
     parser.add_argument("--configs", default="{}",
                         help='large: JSON {"label": ["LambdaRankRanker", {params}], ...}')
+    parser.add_argument("--problems", default="mslr", help="large: comma-separated, of "
+                        + ", ".join(LARGE_PROBLEMS))
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
@@ -234,15 +251,26 @@ def main(argv=None):
             h.table("Start and end points (mean held-out NDCG@10)", rows, {
                 "estimator": "estimator", "configuration": "configuration",
                 **{n: n for n in DATASETS}, "fit s (median)": "fit_s", "warnings": "warnings"})
+        elif args.stage == "compare":
+            if args.estimator == "all":
+                parser.error("compare needs one --estimator")
+            changes = {label: {k: tuple(v) if isinstance(v, list) else v for k, v in p.items()}
+                       for label, p in json.loads(args.configs).items()}
+            configurations = [(label, {**defaults(args.estimator), **p}) for label, p in changes.items()]
+            rows = summary_rows(Evaluator(args.out), args.estimator, configurations)
+            h.table("Mean held-out NDCG@10 on the four small data sets", rows, {
+                "estimator": "estimator", "configuration": "configuration",
+                **{n: n for n in DATASETS}, "mean": lambda r: np.mean([r[n] for n in DATASETS]),
+                "fit s (median)": "fit_s", "warnings": "warnings"})
         elif args.stage == "large":
             configs = {label: (name, {k: tuple(v) if isinstance(v, list) else v for k, v in p.items()})
                        for label, (name, p) in json.loads(args.configs).items()}
             if not configs:
                 configs = {f"{n}()": (n, {}) for n in ESTIMATORS.values()}
-            rows = large(h, configs)
+            rows = large(h, configs, problems=args.problems.split(","))
             h.table("MSLR-shaped make_ranking: 3,000 training queries, 1,000 held out, one seed", rows, {
-                "model": "model", "NDCG@10": "ndcg10", "fit s": "fit_s", "epochs": "epochs",
-                "warnings": "warnings"})
+                "problem": "problem", "model": "model", "NDCG@10": "ndcg10", "fit s": "fit_s",
+                "epochs": "epochs", "warnings": "warnings"})
         else:
             import sklearn_ranknet
 

@@ -22,7 +22,7 @@ class LambdaRankRanker(BaseRanker):
 
     Parameters
     ----------
-    hidden_layer_sizes : array-like of int or int, default=(128,)
+    hidden_layer_sizes : array-like of int or int, default=(64,)
         Sizes of the hidden layers; ``()`` means a linear scoring function.
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
         Activation of the hidden layers.
@@ -31,8 +31,11 @@ class LambdaRankRanker(BaseRanker):
         not apply.
     alpha : float, default=1e-2
         L2 penalty on the weights (not the intercepts).
-    batch_size : int or "auto", default="auto"
-        Number of whole *queries* per minibatch; "auto" is min(32, n_queries).
+    batch_size : int or "auto", default=16
+        Number of whole *queries* per minibatch (at most n_queries); "auto"
+        is min(32, n_queries), the other rankers' default. 16 was chosen by
+        cross-validation: as good as 32 on small data, and on large data it
+        converges in fewer epochs.
     learning_rate_init : float, default=1e-3
         Step size of Adam or SGD.
     max_iter : int, default=300
@@ -186,12 +189,12 @@ class LambdaRankRanker(BaseRanker):
 
     def __init__(
         self,
-        hidden_layer_sizes=(128,),
+        hidden_layer_sizes=(64,),
         *,
         activation="relu",
         solver="adam",
         alpha=1e-2,
-        batch_size="auto",
+        batch_size=16,
         learning_rate_init=1e-3,
         max_iter=300,
         tol=3e-3,

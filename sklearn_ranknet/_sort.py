@@ -100,13 +100,16 @@ def _select_top_k(values, k, order, spare):
             kept_values[r] = values[spare[r]]
         _count_ranks(kept_values, spare[:kept], order, k)
         return
+    # A variable, not the literal 0: Numba would compile _insert_desc a
+    # second time, for Literal[int](0).
+    first = np.int64(0)
     for r in range(k):
-        _insert_desc(values, order, spare[r], 0, r)
+        _insert_desc(values, order, spare[r], first, r)
     threshold = values[order[k - 1]]
     for r in range(k, kept):
         i = spare[r]
         if values[i] > threshold:  # strict: a later tie stays out (stable)
-            _insert_desc(values, order, i, 0, k - 1)
+            _insert_desc(values, order, i, first, k - 1)
             threshold = values[order[k - 1]]
 
 

@@ -754,12 +754,12 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
 
     def __init__(
         self,
-        hidden_layer_sizes=(128,),
+        hidden_layer_sizes=(64,),
         *,
         activation="relu",
         solver="adam",
         alpha=1e-2,
-        batch_size="auto",
+        batch_size=16,
         learning_rate_init=1e-3,
         max_iter=300,
         tol=3e-3,

@@ -414,7 +414,8 @@ def test_query_id_dtype_does_not_matter(cls):
     # queries in sorted-id order, so ids that sort like the ints give the
     # very same model.
     X, y, qid = _small(40)
-    kwargs = dict(hidden_layer_sizes=(5,), max_iter=8, learning_rate_init=0.01, random_state=0, **FAST)
+    kwargs = dict(hidden_layer_sizes=(5,), max_iter=8, learning_rate_init=0.01, random_state=0,
+                  batch_size=len(np.unique(qid)), **FAST)
     ints = cls(**kwargs).fit(X, y, groups=qid).predict(X)
     for ids in (
         np.array([f"query-{q:03d}" for q in qid]),
@@ -434,7 +435,8 @@ def test_string_ids_sorting_differently_give_the_same_model_in_one_batch(cls):
     # str(q) sorts "10" before "2": the queries come in another order. With
     # one minibatch per epoch only the floating-point summation order changes.
     X, y, qid = _small(25)
-    kwargs = dict(hidden_layer_sizes=(5,), max_iter=8, learning_rate_init=0.01, random_state=0, **FAST)
+    kwargs = dict(hidden_layer_sizes=(5,), max_iter=8, learning_rate_init=0.01, random_state=0,
+                  batch_size=len(np.unique(qid)), **FAST)
     ints = cls(**kwargs).fit(X, y, groups=qid).predict(X)
     strings = cls(**kwargs).fit(X, y, groups=qid.astype(str)).predict(X)
     assert_same_training(strings, ints)
@@ -556,7 +558,7 @@ def test_degenerate_queries_contribute_zero_gradient(cls):
     kwargs = dict(
         solver="sgd", momentum=0.0, alpha=0.0, max_iter=5, hidden_layer_sizes=(), sigma=1.0,
         random_state=0, feature_scaling=None,  # the added rows would move the statistics
-        **FAST,
+        batch_size=n_all, **FAST,
     )
     real = cls(learning_rate_init=0.1, **kwargs).fit(X, y, groups=qid)
     mixed = cls(learning_rate_init=0.1 * n_all / n_real, **kwargs).fit(
@@ -624,7 +626,8 @@ def test_partial_fit_is_not_offered_with_lbfgs():
 def test_warm_start_continues_from_the_previous_weights(cls, solver):
     X, y, qid = _small(20)
     kwargs = dict(
-        solver=solver, hidden_layer_sizes=(), max_iter=1, learning_rate_init=0.01, random_state=0, **FAST
+        solver=solver, hidden_layer_sizes=(), max_iter=1, learning_rate_init=0.01, random_state=0,
+        batch_size=len(np.unique(qid)), **FAST,  # one minibatch per epoch
     )
     warm = cls(warm_start=True, **kwargs).fit(X, y, groups=qid)
     after_one = [p.copy() for p in warm.coefs_ + warm.intercepts_]
