@@ -11,7 +11,7 @@ processes=True)``, started once and warmed up (Numba cache, imports) by a small 
    and ``n_jobs=-1``) and ``DaskLambdaRankRanker`` with the same parameters on dask arrays
    in 4 chunks that cut through queries (the shuffle co-locates them), the same with
    ``learning_rate_init`` doubled (the sqrt(P) rule for Adam, P = 4 partitions: an
-   effective batch of about 4 x 32 queries), and on 2 chunks of whole queries with
+   effective batch of about 4 x 16 queries), and on 2 chunks of whole queries with
    ``partitioned_by_query=True`` (no shuffle). Wall time of ``fit``
    (one fit each: they take seconds to minutes), the setup share (from ``fit`` to the
    first round: zipping, shuffle, shards, summaries), epochs, seconds per epoch, test
@@ -20,7 +20,7 @@ processes=True)``, started once and warmed up (Numba cache, imports) by a small 
 2. The two training designs at a fixed budget of epochs (10; ``--quick``: 3; no early
    stopping) on the 2 whole-query chunks: local SGD with parameter averaging (the default:
    one round trip per epoch) and synchronous averaged gradients (one round trip per step
-   of about 2 x 32 queries), against the in-memory fit for the same epochs: seconds per
+   of about 2 x 16 queries), against the in-memory fit for the same epochs: seconds per
    epoch and test NDCG@10 after the budget.
 
 3. Data larger than a worker's memory limit: MSLR-shaped ``make_ranking`` blocks (136

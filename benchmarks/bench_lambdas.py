@@ -21,8 +21,8 @@
 2. One epoch against one boosting iteration, the figure users feel: 200 queries x 1,000
    documents from ``make_ranking`` with ONE feature (standardized), 2 threads on both sides.
    Ours: ``RankNetRanker(hidden_layer_sizes=())``, ``LambdaRankRanker(hidden_layer_sizes=())``
-   (all pairs) and the same with ``k=30``, ``n_jobs=2``, defaults otherwise (Adam, 32 queries
-   per minibatch); LightGBM: ``LGBMRanker(num_leaves=2, n_jobs=2)`` (its default truncation
+   (all pairs) and the same with ``k=30``, ``n_jobs=2``, defaults otherwise (Adam; 16 queries
+   per minibatch for LambdaRank, 32 for RankNet); LightGBM: ``LGBMRanker(num_leaves=2, n_jobs=2)`` (its default truncation
    level is 30), and, for reference, the same with ``lambdarank_truncation_level=1000`` (all
    pairs). Per epoch = (fit with max_iter=11 - fit with max_iter=1) / 10, per iteration the
    same with n_estimators; the fastest of the repeats of each fit. Target: our epoch <= 0.2x

@@ -5,7 +5,7 @@ shaped like MSLR-WEB30K (~1.2 M rows, mean ~120 documents per query), standardiz
 outside every timer (``--quick``: 160 queries, ~20,000 rows).
 
 1. Epoch over ~1.2 M rows x 136 features: ``LambdaRankRanker()`` and ``RankNetRanker()``
-   (defaults: 64-unit MLP, 32 queries per minibatch, kernels on one thread) and, for
+   (defaults: 64-unit MLP, 16 and 32 queries per minibatch, kernels on one thread) and, for
    reference, one boosting iteration of ``LGBMRanker()`` (31 leaves, all cores). Per epoch =
    (fit with max_iter=3 - fit with max_iter=1) / 2, per iteration likewise with
    n_estimators; one fit each after a small warm-up fit.
