@@ -15,6 +15,8 @@ from sklearn_ranknet import LambdaRankRanker, RankNetRanker, _jit, _training
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import map_score, ndcg_score
 
+from ._assertions import assert_same_training
+
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
@@ -77,11 +79,15 @@ def test_several_python_threads_at_once_give_the_serial_results(threaded):
 
 
 def test_loky_workers_give_the_in_process_results():
+    # Not bit for bit: when this process compiled a kernel itself (an empty
+    # Numba cache) and the workers load it from the cache, the two copies
+    # have been seen to differ in the last bit of a gradient (~1e-16), which
+    # training passes on. Only that much may differ.
     expected = [_fit_and_score(seed) for seed in range(2)]
     got = Parallel(n_jobs=2, backend="loky")(delayed(_fit_and_score)(seed) for seed in range(2))
     for (g_scores, *g_metrics), (e_scores, *e_metrics) in zip(got, expected):
-        np.testing.assert_array_equal(g_scores, e_scores)
-        assert g_metrics == e_metrics
+        assert_same_training(g_scores, e_scores)
+        assert g_metrics == pytest.approx(e_metrics, rel=1e-9)
 
 
 @pytest.mark.parametrize("cls", [RankNetRanker, LambdaRankRanker])
