@@ -358,3 +358,51 @@ def test_large_inputs_stay_finite(activation, hidden, sparse):
     )
     for grad in itertools.chain(*grads):
         assert np.isfinite(grad).all()
+
+
+def _textbook_forward_backward(X, coefs, intercepts, activation, upstream):
+    """Scores and gradients layer by layer in plain numpy (float64), the
+    definitions the fused kernels of the last hidden layer must match."""
+    derivative = {
+        "identity": lambda A: np.ones_like(A),
+        "logistic": lambda A: A * (1 - A),
+        "tanh": lambda A: 1 - A**2,
+        "relu": lambda A: (A > 0).astype(float),
+    }[activation]
+    inputs = [X]
+    for W, b in zip(coefs[:-1], intercepts[:-1]):
+        Z = inputs[-1] @ W + b
+        inputs.append({"identity": Z, "logistic": expit(Z), "tanh": np.tanh(Z), "relu": np.maximum(Z, 0)}[activation])
+    scores = inputs[-1] @ coefs[-1][:, 0] + intercepts[-1][0]
+    delta = upstream[:, None]
+    coef_grads, intercept_grads = [None] * len(coefs), [None] * len(coefs)
+    for i in range(len(coefs) - 1, -1, -1):
+        coef_grads[i] = inputs[i].T @ delta
+        intercept_grads[i] = delta.sum(axis=0)
+        if i > 0:
+            delta = (delta @ coefs[i].T) * derivative(inputs[i])
+    return scores, coef_grads, intercept_grads
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("hidden", HIDDEN[1:], ids=str)
+@pytest.mark.parametrize("activation", ACTS)
+def test_fused_last_hidden_layer_matches_the_textbook_passes(activation, hidden, dtype):
+    """forward, predict_scores and backward run the last hidden layer and
+    the output in fused Numba passes; they equal the layer-by-layer
+    definitions up to the rounding of the dtype (sums of at most ~10 terms
+    of size ~1, so a few ulps: 1e-12 in float64, 1e-5 in float32)."""
+    X = _data(30, sparse=False, seed=3)
+    coefs, intercepts = _params(hidden, activation, seed=4, scale=2.0)
+    upstream = np.random.RandomState(5).normal(size=30)
+    scores, coef_grads, intercept_grads = _textbook_forward_backward(X, coefs, intercepts, activation, upstream)
+    cast = [[p.astype(dtype) for p in ps] for ps in (coefs, intercepts)]
+    tol = dict(rtol=1e-12, atol=1e-12) if dtype == np.float64 else dict(rtol=1e-5, atol=1e-5)
+    got, cache = forward(X.astype(dtype), *cast, activation)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, scores, **tol)
+    np.testing.assert_array_equal(predict_scores(X.astype(dtype), *cast, activation), got)
+    got_coefs, got_intercepts = backward(cache, upstream, cast[0], activation)
+    for got_grad, grad in zip(got_coefs + got_intercepts, coef_grads + intercept_grads):
+        assert got_grad.dtype == dtype and got_grad.shape == grad.shape
+        np.testing.assert_allclose(got_grad, grad, **tol)
