@@ -289,6 +289,8 @@ def _row_blocks(n_rows, coefs, max_rows=None):
     work_per_row = sum(c.size for c in coefs)
     rows = max(BLOCK_WORK // work_per_row, 1024)
     rows = rows if max_rows is None else min(rows, max_rows)
+    if n_rows <= rows:  # the usual minibatch: no linspace per step
+        return [slice(0, n_rows)]
     # Equal blocks: a short last block would leave a thread idle.
     cuts = np.linspace(0, n_rows, -(-n_rows // rows) + 1).astype(np.int64)
     return [slice(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
