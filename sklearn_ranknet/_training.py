@@ -33,7 +33,7 @@ from ._groups import group_rows, query_of_row, query_weights, segments_of
 from ._jit import as_kernel_array, map_blocks
 from ._objectives import label_sorted_order
 from ._optim import SGD, Adam
-from .metrics import ndcg_score
+from .metrics import _grouped_ndcg_values, _mean_over_queries
 
 #: Cut-off of the NDCG used by ``score`` and by early stopping.
 SCORE_K = 10
@@ -68,6 +68,7 @@ class TrainingSet:
     def __init__(self, X, rows, y, offsets, make_objective, weights=None):
         self.X, self.rows, self.y, self.offsets = X, rows, y, offsets
         self.weights = weights
+        self.query_groups = None  # the metrics' grouping, made when first scored
         self.objective = make_objective(y, offsets)
 
     @classmethod
@@ -153,13 +154,15 @@ def objective_value(ranker, data):
 
 
 def validation_score(ranker, data):
-    """NDCG@10 of a held-out training set under the current weights."""
+    """NDCG@10 of a held-out training set under the current weights, as
+    ``ndcg_score`` computes it (the labels were validated by ``fit``, and
+    the queries are grouped once per fit: this runs every epoch)."""
     scores = _scores(ranker, data)
+    if data.query_groups is None:
+        data.query_groups = group_rows(query_of_row(data.offsets), len(data.y))
     gain = getattr(ranker, "gain", "exponential")
-    return ndcg_score(
-        data.y, scores, groups=query_of_row(data.offsets), k=SCORE_K, gain=gain,
-        sample_weight=data.row_weights(),
-    )
+    values, empty = _grouped_ndcg_values(data.query_groups, data.y, scores, SCORE_K, gain, False)
+    return _mean_over_queries(data.query_groups, values, empty, 1.0, data.row_weights())
 
 
 def split_validation(ranker, data):

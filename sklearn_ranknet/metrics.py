@@ -109,8 +109,16 @@ def _ndcg_values(y_true, y_score, groups, k, gain, ignore_ties):
     """NDCG@k of every query and which queries are empty."""
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
     check_relevance_labels(y_true, exponential_gain=gain == "exponential")
+    values, empty = _grouped_ndcg_values(query_groups, y_true, y_score, k, gain, ignore_ties)
+    return query_groups, values, empty
+
+
+def _grouped_ndcg_values(query_groups, y_true, y_score, k, gain, ignore_ties):
+    """NDCG@k of every query of already validated float64 labels and scores,
+    grouped by ``query_groups``; and which queries are empty. For callers
+    that score the same queries again and again (early stopping)."""
     longest = int(query_groups.sizes.max())
-    values, empty = _per_query(
+    return _per_query(
         _kernels.ndcg_chunk,
         query_groups,
         y_true,
@@ -120,7 +128,6 @@ def _ndcg_values(y_true, y_score, groups, k, gain, ignore_ties):
         _cap(k, longest),
         ignore_ties,
     )
-    return query_groups, values, empty
 
 
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
