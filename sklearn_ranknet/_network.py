@@ -21,8 +21,8 @@ scipy.sparse CSR matrix (or array); only the first layer ever touches it.
 Matrix products go to BLAS. What lies between the last hidden layer's
 product and the score (bias, activation, the one-unit output layer, and
 backwards the outer product, the activation's derivative and the column
-sums) is six passes over an (n_samples, width) array in numpy, a quarter of
-a minibatch step of the default network; two Numba kernels do each
+sums) is six passes over an (n_samples, width) array in numpy, about a fifth
+of a minibatch step of the default network; two Numba kernels do each
 direction in one pass (:func:`_last_hidden_forward`,
 :func:`_last_hidden_backward`), compiled once per float dtype.
 """

@@ -22,6 +22,7 @@ of changing minibatches.
 
 import time
 import warnings
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,7 +69,6 @@ class TrainingSet:
     def __init__(self, X, rows, y, offsets, make_objective, weights=None):
         self.X, self.rows, self.y, self.offsets = X, rows, y, offsets
         self.weights = weights
-        self.query_groups = None  # the metrics' grouping, made when first scored
         self.objective = make_objective(y, offsets)
 
     @classmethod
@@ -78,6 +78,11 @@ class TrainingSet:
         base = arranged.order if arranged.order is not None else np.arange(len(y))
         rows = base[label_sorted_order(arranged.arrange(y), arranged.offsets)]
         return cls(X, rows, y[rows], arranged.offsets, make_objective, weights)
+
+    @cached_property
+    def query_groups(self):
+        """The metrics' grouping of these rows (for scoring them each epoch)."""
+        return group_rows(query_of_row(self.offsets), len(self.y))
 
     @property
     def n_queries(self):
@@ -158,8 +163,6 @@ def validation_score(ranker, data):
     ``ndcg_score`` computes it (the labels were validated by ``fit``, and
     the queries are grouped once per fit: this runs every epoch)."""
     scores = _scores(ranker, data)
-    if data.query_groups is None:
-        data.query_groups = group_rows(query_of_row(data.offsets), len(data.y))
     gain = getattr(ranker, "gain", "exponential")
     values, empty = _grouped_ndcg_values(data.query_groups, data.y, scores, SCORE_K, gain, False)
     return _mean_over_queries(data.query_groups, values, empty, 1.0, data.row_weights())
