@@ -12,6 +12,8 @@ step count) as plain attributes, so it can be pickled and resumed (warm start).
 
 import numpy as np
 
+from ._jit import jit
+
 
 class _BaseOptimizer:
     """Common parameter bookkeeping.
@@ -51,6 +53,9 @@ class _BaseOptimizer:
                     f"Gradient of shape {np.shape(g)} for a parameter of shape "
                     f"{p.shape}."
                 )
+        self._apply(grads)
+
+    def _apply(self, grads):
         for p, step in zip(self.params, self._steps(grads)):
             p += step
 
@@ -151,6 +156,25 @@ class Adam(_BaseOptimizer):
         self.ms = self._zeros()
         self.vs = self._zeros()
 
+    def _apply(self, grads):
+        # One compiled pass per array instead of ten numpy passes and their
+        # temporaries: a step of a small network is mostly per-call overhead
+        # (Adam took ~20 % of a step on the Yahoo sample's 300 x 64 network).
+        # The numpy steps below stay the definition, and take the arrays the
+        # kernel is not compiled for (read-only, strided, mixed dtypes).
+        arrays = list(zip(self.params, self.ms, self.vs, grads))
+        if not all(_fits_kernel(p, m, v, g) for p, m, v, g in arrays):
+            super()._apply(grads)
+            return
+        self.t += 1
+        b1, b2 = self.beta_1, self.beta_2
+        # The bias corrections as factors: rate * m_hat / (sqrt(v_hat) + eps).
+        rate = self.learning_rate / (1.0 - b1**self.t)
+        root_correction = 1.0 / np.sqrt(1.0 - b2**self.t)
+        for p, m, v, g in arrays:
+            _adam_step(p.reshape(-1), m.reshape(-1), v.reshape(-1), g.reshape(-1),
+                       rate, b1, b2, self.epsilon, root_correction)
+
     def _steps(self, grads):
         self.t += 1
         b1, b2 = self.beta_1, self.beta_2
@@ -164,3 +188,29 @@ class Adam(_BaseOptimizer):
             denom = np.sqrt(v / correction_2)
             denom += self.epsilon
             yield -self.learning_rate * (m / correction_1) / denom
+
+
+def _fits_kernel(p, m, v, g):
+    """Whether :func:`_adam_step` can update ``p`` in place through flat
+    views: the same float dtype throughout, C-contiguous, writeable."""
+    arrays = (p, m, v, g)
+    return (
+        p.dtype in (np.float32, np.float64)
+        and all(isinstance(a, np.ndarray) and a.dtype == p.dtype and a.flags.c_contiguous for a in arrays)
+        and all(a.flags.writeable for a in (p, m, v))
+    )
+
+
+@jit
+def _adam_step(p, m, v, g, rate, beta_1, beta_2, epsilon, root_correction):
+    """:meth:`Adam._steps` and the update of ``p`` in one pass over flat
+    arrays (``m`` and ``v`` in place too), with the bias corrections folded
+    into ``rate`` (``learning_rate / (1 - beta_1**t)``) and
+    ``root_correction`` (``1 / sqrt(1 - beta_2**t)``). float32 arrays are
+    updated with float64 arithmetic, rounded once."""
+    for i in range(p.shape[0]):
+        m_i = beta_1 * m[i] + (1.0 - beta_1) * g[i]
+        v_i = beta_2 * v[i] + (1.0 - beta_2) * (g[i] * g[i])
+        m[i] = m_i
+        v[i] = v_i
+        p[i] -= rate * m_i / (np.sqrt(v_i) * root_correction + epsilon)
