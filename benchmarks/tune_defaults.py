@@ -5,6 +5,7 @@ A study script, not a suite of ``python -m benchmarks``::
     python -m benchmarks.tune_defaults search [--estimator lambdarank|ranknet|listnet|all]
     python -m benchmarks.tune_defaults compare --estimator NAME --configs JSON
     python -m benchmarks.tune_defaults large [--configs JSON] [--problems mslr,noisy]
+    python -m benchmarks.tune_defaults peers
     python -m benchmarks.tune_defaults final [--seeds 5]
 
 Selection data, raw features (no scaler: the rankers scale their own inputs):
@@ -22,7 +23,9 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   is the benchmark's draw (seeds 0 and 1).
 
 ``compare`` scores the given configurations (changes from the current defaults) on the four
-small data sets, through the same cache as ``search``.
+small data sets, through the same cache as ``search``. ``peers`` scores ``LGBMRanker()``,
+``XGBRanker()`` and ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` on the same folds and
+seeds: the yardstick the defaults are measured against, without touching ``rank.test``.
 
 Score: NDCG@10 (gain 2^rel - 1, ties in input order, empty query = 1). ``search`` is a
 coordinate search from the current defaults: on each coordinate every value is tried with the
@@ -220,9 +223,50 @@ def _large_problem(h, configurations, problem, seed):
     return rows
 
 
+def peer_rows(h):
+    """Held-out NDCG@10 of the peers' defaults and of a 5-member bagging of
+    LambdaRank on the selection data, with the same splits and seeds."""
+    from sklearn_ranknet.metrics import ndcg_score
+
+    def grouped(X, y, q):  # the peers want each query's rows together
+        order = np.argsort(q, kind="stable")
+        return X[order], y[order], q[order]
+
+    def lightgbm(peer, seed, X, y, q):
+        X, y, q = grouped(X, y, q)
+        return peer.LGBMRanker(random_state=seed, n_jobs=1, verbose=-1).fit(
+            X, y, group=np.unique(q, return_counts=True)[1])
+
+    def xgboost(peer, seed, X, y, q):
+        X, y, q = grouped(X, y, q)
+        return peer.XGBRanker(random_state=seed, n_jobs=1).fit(X, y, qid=q)
+
+    def bagging(peer, seed, X, y, q):
+        member = peer.LambdaRankRanker(n_jobs=1)
+        return peer.BaggingRanker(member, n_estimators=5, random_state=seed).fit(X, y, groups=q)
+
+    models = {"LGBMRanker()": ("lightgbm", lightgbm), "XGBRanker()": ("xgboost", xgboost),
+              "BaggingRanker(LambdaRankRanker(), n_estimators=5)": ("sklearn_ranknet", bagging)}
+    data = selection_data()
+    rows = []
+    for label, (module, fit) in models.items():
+        peer = h.peer(module)
+        if peer is None:
+            continue
+        row = {"model": label}
+        for name in DATASETS:
+            row[name] = float(np.mean([
+                ndcg_score(held[1], fit(peer, seed, *train).predict(held[0]), groups=held[2], k=10,
+                           ignore_ties=True)
+                for train, held in data[name] for seed in SEEDS[name]]))
+        h.say(f"{label}: " + ", ".join(f"{n} {row[n]:.4f}" for n in DATASETS))
+        rows.append(row)
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("stage", choices=["search", "compare", "large", "final"])
+    parser.add_argument("stage", choices=["search", "compare", "large", "peers", "final"])
     parser.add_argument("--estimator", default="all", choices=[*ESTIMATORS, "all"])
     parser.add_argument("--configs", default="{}",
                         help='large: JSON {"label": ["LambdaRankRanker", {params}], ...}')
@@ -271,6 +315,10 @@ def main(argv=None):
             h.table("MSLR-shaped make_ranking: 3,000 training queries, 1,000 held out, one seed", rows, {
                 "problem": "problem", "model": "model", "NDCG@10": "ndcg10", "fit s": "fit_s",
                 "epochs": "epochs", "warnings": "warnings"})
+        elif args.stage == "peers":
+            h.table("Peers on the selection data (mean held-out NDCG@10)", peer_rows(h), {
+                "model": "model", **{n: n for n in DATASETS},
+                "mean": lambda r: np.mean([r[n] for n in DATASETS])})
         else:
             import sklearn_ranknet
 
