@@ -22,7 +22,7 @@ from ._query_column import (
     QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, features_and_groups, split_query_column,
 )
 from ._training import SCORE_K, TrainingSet
-from ._validation import check_relevance_labels
+from ._validation import check_relevance_labels, label_remedy
 from .metrics import ndcg_score
 
 
@@ -321,7 +321,9 @@ class BaseRanker(BaseEstimator):
         if y.dtype.kind not in "biuf":
             raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got dtype {y.dtype}.")
         y = y.astype(np.float64, copy=False)
-        check_relevance_labels(y, exponential_gain=self._uses_exponential_gain(), input_name="y")
+        check_relevance_labels(
+            y, exponential_gain=self._uses_exponential_gain(), input_name="y", remedy=label_remedy(self)
+        )
         _warn_if_no_groups(groups, len(y), "fit", stacklevel=5)  # the caller of fit
         return TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
 
@@ -330,6 +332,8 @@ class BaseRanker(BaseEstimator):
         try:
             data = self._validate_training_data(X, y, groups, sample_weight, first_call)
             self._check_solver_options(incremental)
+            if not first_call:
+                self._check_same_network()
             if first_call:
                 self._fit_input_scaling(data)
                 coefs, intercepts = _network.init_params(
@@ -363,6 +367,25 @@ class BaseRanker(BaseEstimator):
         self._input_scaling = InputScaling.fit(self.feature_scaling, data.X, data.rows)
         self.feature_mean_ = self._input_scaling.mean
         self.feature_scale_ = self._input_scaling.scale
+
+    def _check_same_network(self):
+        """warm_start and partial_fit continue the fitted network: refuse a
+        changed shape or input scaling rather than silently keep the old
+        ones (get_params would then describe another model)."""
+        fitted = tuple(c.shape[1] for c in self.coefs_[:-1])
+        wanted = tuple(self._hidden_layer_sizes())
+        scaling = self._input_scaling.kind if self._input_scaling is not None else None
+        changes = []
+        if fitted != wanted:
+            changes.append(f"hidden_layer_sizes={wanted} (fitted: {fitted})")
+        if scaling != self.feature_scaling:
+            changes.append(f"feature_scaling={self.feature_scaling!r} (fitted: {scaling!r})")
+        if changes:
+            raise ValueError(
+                "warm_start=True and partial_fit continue the fitted network, which "
+                f"cannot take {' and '.join(changes)}. Set warm_start=False (or fit a "
+                "clone) to train a new network with these settings."
+            )
 
     def _check_solver_options(self, incremental):
         if self.solver != "lbfgs" or incremental:

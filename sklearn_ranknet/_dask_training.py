@@ -51,7 +51,7 @@ from ._training import (
     SCORE_K, EpochMonitor, TrainingSet, _check_finite, _epoch_batches, _loss_sample, _scores,
     _step, split_validation,
 )
-from ._validation import check_relevance_labels
+from ._validation import check_relevance_labels, label_remedy
 from .metrics import ndcg_per_query
 
 #: Training designs (see the module docstring).
@@ -91,7 +91,10 @@ class Shard:
             self.data, self.query_ids = None, np.asarray(groups)[:0]
             return
         X = check_array(X, dtype=(np.float64, np.float32), input_name="X")
-        check_relevance_labels(y, exponential_gain=template._uses_exponential_gain(), input_name="y")
+        check_relevance_labels(
+            y, exponential_gain=template._uses_exponential_gain(), input_name="y",
+            remedy=label_remedy(template),
+        )
         self.query_ids = group_rows(groups, len(y)).query_ids
         # A shard whose queries all weigh 0 is legitimate (others may not);
         # query_weights refuses all-zero weights, so they are set here.

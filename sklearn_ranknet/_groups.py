@@ -153,6 +153,8 @@ def _check_one_id_type(given, input_name):
 def _check_no_missing(groups, input_name):
     if groups.dtype.kind == "f":
         bad = ~np.isfinite(groups)
+    elif groups.dtype.kind in "mM":  # dates and durations: NaT is missing
+        bad = np.isnat(groups)
     elif groups.dtype.kind == "O":
         bad = np.array([_is_missing(g) for g in groups], dtype=bool)
     else:
@@ -160,12 +162,15 @@ def _check_no_missing(groups, input_name):
     if bad.any():
         raise ValueError(
             f"{input_name} contains NaN or infinite query ids (first at row "
-            f"{int(np.flatnonzero(bad)[0])}); every row needs a query id."
+            f"{int(np.flatnonzero(bad)[0])}; NaT, None and pandas.NA are missing "
+            "ids too); every row needs a query id."
         )
 
 
 def _is_missing(value):
-    if value is None:
+    # pandas.NA refuses to be a bool: recognised by its type, without
+    # importing pandas.
+    if value is None or type(value).__name__ == "NAType":
         return True
     try:
         return bool(value != value) or value in (np.inf, -np.inf)

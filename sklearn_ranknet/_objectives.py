@@ -132,7 +132,9 @@ class LambdaRankObjective:
         self.use_ap = metric == "map"
         self.weighting = _lambdas.PAIR_WEIGHTINGS[pair_weighting]
         longest = max(int(np.diff(offsets).max(initial=1)), 1)
-        self.k = longest if k is None else int(k)
+        # k beyond the longest query changes nothing; capped so that any
+        # int the parameter allows fits the kernels' int64.
+        self.k = longest if k is None else min(int(k), longest)
         discounts = _kernels.discount_table(longest)
         discounts[self.k :] = 0.0
         self.discounts = discounts

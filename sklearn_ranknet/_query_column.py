@@ -44,6 +44,11 @@ def _column_position(X, query_column, n_columns):
                 f"{list(X.columns)[:20]}{' ...' if len(X.columns) > 20 else ''}."
             )
         return int(matches[0])
+    if isinstance(query_column, (bool, np.bool_)):
+        raise ValueError(
+            f"query_column={query_column} is a boolean; give the query ids' column "
+            "name or position, e.g. query_column=0."
+        )
     if not -n_columns <= query_column < n_columns:
         raise ValueError(
             f"query_column={query_column} is out of range for X with {n_columns} columns."
@@ -126,23 +131,47 @@ def query_column_of(estimator):
     Looks through a Pipeline to its last step and through a fitted search
     (``best_estimator_``), so a scorer finds the ids in the X it is given.
     """
+    return _reader_of(estimator, None)[0]
+
+
+def _reader_of(estimator, X):
+    """``(query_column, X_seen, transformed)``: the column the estimator (or
+    the ranker at the end of its Pipelines and searches) reads its ids from,
+    the X that ranker receives (``X`` sent through the steps before it; not
+    computed when ``X`` is None) and whether any step came before it."""
+    transformed = False
     for _ in range(100):  # nested meta-estimators; never a cycle
         query_column = getattr(estimator, "query_column", None)
         if query_column is not None:
-            return query_column
+            return query_column, X, transformed
         if hasattr(estimator, "steps"):
+            if len(estimator.steps) > 1:
+                # The position or name refers to the last step's input,
+                # which the steps before it may have reordered.
+                transformed = True
+                if X is not None:
+                    X = estimator[:-1].transform(X)
             estimator = estimator.steps[-1][1]
         elif hasattr(estimator, "best_estimator_"):
             estimator = estimator.best_estimator_
         else:
-            return None
-    return None
+            break
+    return None, X, transformed
 
 
 def query_ids_in(estimator, X):
     """The query ids in ``X`` for ``estimator`` (see :func:`query_column_of`),
-    or None when it reads none from X."""
-    return split_query_column(X, query_column_of(estimator))[1]
+    or None when it reads none from X. Behind a Pipeline's transformers they
+    are read from the transformed X, as the ranker itself reads them."""
+    query_column, X_seen, _ = _reader_of(estimator, X)
+    return split_query_column(X_seen, query_column)[1]
+
+
+def query_column_in_input(estimator):
+    """The ``query_column`` of the estimator when it names a column of the
+    estimator's own input (no Pipeline step before the ranker), else None."""
+    query_column, _, transformed = _reader_of(estimator, None)
+    return None if transformed else query_column
 
 
 QUERY_COLUMN_CONSTRAINT = [None, str, Integral]

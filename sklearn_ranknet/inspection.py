@@ -19,7 +19,9 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_sample_weight
 
 from ._groups import QueryGroups, group_rows, query_of_row, query_weights
-from ._query_column import column_position, merge_groups, query_column_of, query_ids_in
+from ._query_column import (
+    column_position, merge_groups, query_column_in_input, query_column_of, query_ids_in,
+)
 from .metrics import ndcg_score
 
 __all__ = ["permutation_importance"]
@@ -98,7 +100,8 @@ def permutation_importance(
         whole point is to score query by query. ``None`` takes them from the
         column of ``X`` named by the estimator's ``query_column`` (also at
         the end of a Pipeline); that column is then not permuted and its
-        importance is 0. Otherwise ``None`` treats every row as one query.
+        importance is 0. Otherwise ``None`` is an error (for one single
+        list, pass ``groups=np.zeros(n_samples)``).
 
     scoring : callable, dict or None, default=None
         How a permuted ``X`` is scored (greater is better):
@@ -175,7 +178,8 @@ def permutation_importance(
     ------
     ValueError
         If ``groups``, ``y`` or ``sample_weight`` do not have one entry per
-        row of ``X``, if ``sample_weight`` varies within a query, if
+        row of ``X``, if no query ids are given (neither ``groups`` nor a
+        ``query_column``), if ``sample_weight`` varies within a query, if
         ``max_queries`` exceeds the number of queries, or if ``scoring`` is
         a scikit-learn scorer whose metric does not take ``groups``.
 
@@ -258,12 +262,23 @@ def permutation_importance(
     n_samples, n_features = X.shape
     check_consistent_length(X, y)
     # An estimator that reads its query ids from a column of X: the ids come
-    # from there, and that column is not a feature (never permuted).
+    # from there, and that column is not a feature (never permuted). Behind
+    # a Pipeline's transformers its place in this X is unknown; it is then
+    # permuted like the others, which changes no prediction (the ranker does
+    # not score with it) and, within queries, not even the column.
     query_column = query_column_of(estimator)
     query_position = None
     if query_column is not None:
         groups = merge_groups(groups, query_ids_in(estimator, X), query_column)
-        query_position = column_position(X, query_column)
+        if query_column_in_input(estimator) is not None:
+            query_position = column_position(X, query_column)
+    if groups is None and n_samples > 1:
+        raise ValueError(
+            "permutation_importance scores query by query, so it needs the query "
+            "id of every row: pass groups=<query id per row>, or an estimator whose "
+            "query_column names the column of X that holds them. For one single "
+            "list, say so with groups=np.zeros(n_samples)."
+        )
     query_groups = group_rows(groups, n_samples)
     if groups is None:
         groups = np.zeros(n_samples, dtype=np.int64)

@@ -422,7 +422,9 @@ def _mean_over_queries(query_groups, values, empty, empty_query_score, sample_we
         raise ValueError(
             "sample_weight is zero for every query left in the mean; nothing to average."
         )
-    return float(np.average(values, weights=weights))
+    # Relative to the largest: weights near float's limit would overflow
+    # their sum (a NaN mean); the mean only depends on their ratios.
+    return float(np.average(values, weights=weights / weights.max()))
 
 
 # --------------------------------------------------------------------------

@@ -662,6 +662,28 @@ def test_warm_start_uses_the_new_learning_rate(cls):
     np.testing.assert_allclose(after, before, rtol=0, atol=1e-6)  # moved by ~0.6 instead
 
 
+@pytest.mark.parametrize("change", [{"hidden_layer_sizes": (4, 3)}, {"feature_scaling": None}])
+@pytest.mark.parametrize("method", ["warm_start", "partial_fit"])
+def test_continuing_refuses_a_changed_network(change, method):
+    """The fitted weights cannot take another shape or input scaling: an
+    error naming the change, and the model left as it was (not a model
+    whose get_params describes another network)."""
+    X, y, qid = _small(20)
+    ranker = LambdaRankRanker(warm_start=True, max_iter=2, random_state=0, **FAST).fit(X, y, groups=qid)
+    before = [p.copy() for p in ranker.coefs_]
+    ranker.set_params(**change)
+    with pytest.raises(ValueError, match=f"cannot take {next(iter(change))}=.*warm_start=False"):
+        if method == "warm_start":
+            ranker.fit(X, y, groups=qid)
+        else:
+            ranker.partial_fit(X, y, groups=qid)
+    for p, b in zip(ranker.coefs_, before):
+        np.testing.assert_array_equal(p, b)
+    # Without warm_start the new settings simply train a new network.
+    ranker.set_params(warm_start=False).fit(X, y, groups=qid)
+    assert ranker.coefs_[0].shape[1] == (4 if "hidden_layer_sizes" in change else before[0].shape[1])
+
+
 def test_warm_start_can_switch_early_stopping_on():
     X, y, qid = _small(20)
     ranker = LambdaRankRanker(warm_start=True, max_iter=2, random_state=0, **FAST).fit(X, y, groups=qid)
@@ -877,6 +899,8 @@ def _bad_data_cases():
     y_31 = y.copy()
     y_31[2] = 31
     case("y_31_exponential", y_=y_31, match=r"labels up to 31.*at most 30.*gain=\"linear\"")
+    # RankNet has no gain parameter: the advice must be one it can follow.
+    case("y_31_ranknet", y_=y_31, cls=RankNetRanker, match=r"at most 30\. RankNetRanker scores.*rescale")
     case("y_2d", y_=np.c_[y, y], match="1d array")
     case("y_too_short", y_=y[:-1], match="inconsistent numbers of samples")
     case("X_empty", X_=X[:0], y_=y[:0], qid_=qid[:0], match="0 sample")
@@ -1051,3 +1075,15 @@ def test_other_configurations_fit_and_beat_random(cls, params):
     assert ranker.score(X_test, y_test, groups=q_test) > _random_ndcg(y_test, q_test) + 0.1  # random ~0.58
     assert map_score(y_test, scores, groups=q_test) > _random_map(y_test, q_test) + 0.03  # random ~0.86
     assert ranker.loss_curve_[-1] < ranker.loss_curve_[0]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_k_beyond_any_query_is_all_pairs_even_past_int64():
+    """k larger than the longest query means every pair, however large the
+    int (the metrics cap it the same way); it once overflowed int64."""
+    X, y, qid = make_ranking(12, max_docs=15, random_state=0)
+    params = dict(hidden_layer_sizes=(), max_iter=3, random_state=0)
+    every_pair = LambdaRankRanker(k=None, **params).fit(X, y, groups=qid)
+    for k in (15, 10**30):
+        capped = LambdaRankRanker(k=k, **params).fit(X, y, groups=qid)
+        np.testing.assert_array_equal(capped.coefs_[0], every_pair.coefs_[0])

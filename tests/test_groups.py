@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -77,6 +78,10 @@ def test_groups_from_sizes_round_trips():
         ([0.0, np.nan, 1.0, 1.0], "NaN"),
         ([0.0, np.inf, 1.0, 1.0], "NaN or infinite"),
         (np.array([1, None, 2, 2], dtype=object), "NaN"),
+        (np.array(["2020-01-01", "NaT", "2020-01-02", "NaT"], dtype="datetime64[D]"), "row 1; NaT"),
+        (np.array([1, 2, 3, "NaT"], dtype="timedelta64[s]"), "row 3; NaT"),
+        (pd.array(["a", None, "b", "b"], dtype="string").to_numpy(), "row 1; NaT"),
+        (pd.Series(["a", "a", "b", pd.NaT], dtype=object).to_numpy(), "row 3; NaT"),
         (np.array([1, "a", 2, 2], dtype=object), "cannot be compared"),
         (np.zeros((2, 2)), "1-D"),
     ],

@@ -311,11 +311,14 @@ def test_read_only_input():
     assert np.isfinite(result.importances).all()
 
 
-def test_groups_none_is_one_query():
+def test_groups_none_is_an_error_not_one_query():
+    """Without ids every row would be scored as one list, a silent wrong
+    number; one list is still possible when asked for with zeros."""
     X, y, _, model = _interleaved(seed=13)
-    as_none = permutation_importance(model, X, y, groups=None, random_state=0)
+    with pytest.raises(ValueError, match="groups=np.zeros"):
+        permutation_importance(model, X, y, groups=None, random_state=0)
     as_one = permutation_importance(model, X, y, groups=np.zeros(len(y)), random_state=0)
-    np.testing.assert_array_equal(as_none.importances, as_one.importances)
+    assert np.isfinite(as_one.importances).all()
 
 
 # --------------------------------------------------------------------------

@@ -134,6 +134,9 @@ def test_query_column_must_be_a_name_or_a_position():
     X, y, qid = _data()
     with pytest.raises(ValueError, match="query_column"):
         LambdaRankRanker(query_column=1.5, **FAST).fit(np.column_stack([qid, X]), y)
+    # True is an int to Python, but never meant as column 1.
+    with pytest.raises(ValueError, match="is a boolean"):
+        LambdaRankRanker(query_column=True, **FAST).fit(np.column_stack([qid, X]), y)
 
 
 def _routing_on_scores(estimator, X, y, qid, scoring):
@@ -211,6 +214,39 @@ def test_scorer_looks_through_a_pipeline():
     # the ranker sees the same queries and the same scaled features.
     on = _routing_on_scores(make_pipeline(StandardScaler(), LambdaRankRanker(**FAST)), X, y, qid, ndcg_scorer(10))
     np.testing.assert_allclose(off["test_score"], on["test_score"], rtol=0, atol=NDCG_ATOL)
+
+
+def test_scorer_reads_the_ids_where_the_ranker_does_behind_a_column_transformer():
+    """query_column refers to the ranker's input: a ColumnTransformer that
+    puts the ids last (remainder) moves them, so the scorer must read them
+    from the transformed X, not from column -1 of the raw X (a feature:
+    every row its own query, NDCG 1.0)."""
+    from sklearn.compose import ColumnTransformer
+
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    features = list(range(1, with_column.shape[1]))
+    moved = ColumnTransformer([("scale", StandardScaler(), features)], remainder="passthrough")
+    pipeline = make_pipeline(moved, LambdaRankRanker(query_column=-1, **FAST))
+    with sklearn.config_context(enable_metadata_routing=False):
+        off = cross_validate(
+            pipeline, with_column, y, groups=qid, cv=GroupKFold(3),
+            scoring={"ndcg": ndcg_scorer(10), "map": map_scorer()}, error_score="raise",
+        )
+    on = _routing_on_scores(
+        make_pipeline(StandardScaler(), LambdaRankRanker(**FAST)), X, y, qid,
+        {"ndcg": ndcg_scorer(10), "map": map_scorer()},
+    )
+    for name in ("ndcg", "map"):
+        assert np.all(off[f"test_{name}"] < 1.0)
+        np.testing.assert_allclose(off[f"test_{name}"], on[f"test_{name}"], rtol=0, atol=NDCG_ATOL)
+
+    from sklearn_ranknet.inspection import permutation_importance
+
+    pipeline.fit(with_column, y)
+    got = permutation_importance(pipeline, with_column, y, groups=None, n_repeats=2, random_state=0)
+    expected = permutation_importance(pipeline, with_column, y, groups=qid, n_repeats=2, random_state=0)
+    np.testing.assert_array_equal(got.importances, expected.importances)
 
 
 def test_bagging_ranker_query_column():

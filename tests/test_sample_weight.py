@@ -66,6 +66,17 @@ def test_metric_weight_zero_leaves_a_query_out():
     assert ndcg_score(y, score, groups=qid, sample_weight=[0, 0, 0, 1, 1, 1]) == pytest.approx(only_second)
 
 
+@pytest.mark.parametrize("metric", [ndcg_score, map_score])
+def test_metric_weights_near_floats_limit_are_their_ratios(metric):
+    """Only the weights' ratios matter: 1e308 on every query (whose sum
+    overflows) is the unweighted mean, not NaN."""
+    y, score, qid = [3, 2, 0, 1, 1, 0], [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], [1, 1, 2, 2, 3, 3]
+    huge = metric(y, score, groups=qid, sample_weight=[1e308] * 6)
+    assert huge == pytest.approx(metric(y, score, groups=qid), rel=1e-15)
+    mixed = metric(y, score, groups=qid, sample_weight=[1e308, 1e308, 5e307, 5e307, 1e308, 1e308])
+    assert mixed == pytest.approx(metric(y, score, groups=qid, sample_weight=[2, 2, 1, 1, 2, 2]), rel=1e-15)
+
+
 @pytest.mark.parametrize(
     "weight, message",
     [
