@@ -224,17 +224,29 @@ def default_fits(quick, rounds):
               "LambdaRankRanker()": lambda: LambdaRankRanker(random_state=0),
               "RankNetRanker()": lambda: RankNetRanker(random_state=0),
               "ListNetRanker()": lambda: ListNetRanker(random_state=0)}
+    # The machine's speed just before each fit: 200 products of a default
+    # minibatch's shape (the first layer's forward pass), BLAS on its usual
+    # threads. The VM has slow phases; this shows which fits ran in one.
+    probe_rows, probe_weights = np.random.default_rng(0).random((1900, 136)), np.ones((136, 64))
+
+    def probe_ms():
+        started = time.perf_counter()
+        for _ in range(200):
+            probe_rows @ probe_weights
+        return (time.perf_counter() - started) * 1e3
+
     records = []
     for round_ in range(rounds):
         for name, make in makers.items():
             model = make()
+            probe = probe_ms()
             started = time.perf_counter()
             if name.startswith("LGBM"):
                 model.fit(Xtr, ytr, group=np.bincount(qtr))
             else:
                 model.fit(Xtr, ytr, groups=qtr)
             seconds = time.perf_counter() - started
-            records.append({"model": name, "round": round_, "fit_s": seconds,
+            records.append({"model": name, "round": round_, "fit_s": seconds, "probe_ms": probe,
                             "epochs": getattr(model, "n_iter_", None),
                             "ndcg10": ndcg_score(yte, model.predict(Xte), groups=qte, k=10)})
     return {"records": records, "rows": len(ytr), "queries": n_train, "test": n_test}
@@ -261,6 +273,10 @@ def default_fit(h, lgb):
                 "model": "model", "fit wall time s (median)": "fit_s", "fastest s": "fit_min_s",
                 "slowest s": "fit_max_s", "epochs": "epochs", "held-out NDCG@10": "ndcg10",
                 "/ LGBMRanker() (median of rounds)": "ratio"})
+    h.table("Each default fit, with the machine's speed just before it (200 products of a "
+            "minibatch's shape, 1,900 x 136 by 136 x 64: lower is faster)", records, {
+                "round": "round", "model": "model", "fit s": "fit_s", "epochs": "epochs",
+                "probe ms": "probe_ms"})
     return rows
 
 
