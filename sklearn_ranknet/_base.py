@@ -16,7 +16,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _network, _training
-from ._inputs import FEATURE_SCALINGS, InputScaling, block_rows
+from ._inputs import (
+    FEATURE_SCALINGS, INPUT_SCALING_ATTRIBUTES, InputScaling, block_rows, set_input_scaling_attributes,
+)
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._query_column import (
     QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, features_and_groups, split_query_column,
@@ -224,7 +226,7 @@ class BaseRanker(BaseEstimator):
         if self._input_scaling is None or (sp.issparse(X) and self._input_scaling.kind == "standard"):
             return _network.predict_scores(X, coefs, intercepts, self.activation)
         # Scaled rows are a copy: one block at a time.
-        step = block_rows(X.shape[1])
+        step = block_rows(max(X.shape[1], self._input_scaling.n_inputs))
         scores = [
             _network.predict_scores(self._network_rows(X, slice(start, start + step)), coefs, intercepts, self.activation)
             for start in range(0, X.shape[0], step)
@@ -297,7 +299,7 @@ class BaseRanker(BaseEstimator):
     def _reset(self):
         for name in (
             "coefs_", "intercepts_", "_optimizer", "loss_curve_", "validation_scores_",
-            "_input_scaling", "feature_mean_", "feature_scale_",
+            *INPUT_SCALING_ATTRIBUTES,
         ):
             self.__dict__.pop(name, None)
         self._random_state = check_random_state(self.random_state)
@@ -336,8 +338,9 @@ class BaseRanker(BaseEstimator):
                 self._check_same_network()
             if first_call:
                 self._fit_input_scaling(data)
+                n_inputs = data.X.shape[1] if self._input_scaling is None else self._input_scaling.n_inputs
                 coefs, intercepts = _network.init_params(
-                    data.X.shape[1], self._hidden_layer_sizes(), self.activation, self._random_state
+                    n_inputs, self._hidden_layer_sizes(), self.activation, self._random_state
                 )
                 # float32 input trains in float32, as in MLPRegressor.
                 self.coefs_ = [c.astype(data.X.dtype, copy=False) for c in coefs]
@@ -351,7 +354,7 @@ class BaseRanker(BaseEstimator):
             if first_call:  # no half-trained model may pass check_is_fitted
                 for name in (
                     "coefs_", "intercepts_", "_optimizer", "n_features_in_", "feature_names_in_",
-                    "_input_scaling", "feature_mean_", "feature_scale_",
+                    *INPUT_SCALING_ATTRIBUTES,
                 ):
                     self.__dict__.pop(name, None)
             raise
@@ -362,11 +365,10 @@ class BaseRanker(BaseEstimator):
         per model, like its weights. Read in the training set's arranged
         order, so that they do not depend on the input's row order."""
         if self.feature_scaling is None:
-            self._input_scaling = self.feature_mean_ = self.feature_scale_ = None
-            return
-        self._input_scaling = InputScaling.fit(self.feature_scaling, data.X, data.rows)
-        self.feature_mean_ = self._input_scaling.mean
-        self.feature_scale_ = self._input_scaling.scale
+            self._input_scaling = None
+        else:
+            self._input_scaling = InputScaling.fit(self.feature_scaling, data.X, data.rows)
+        set_input_scaling_attributes(self)
 
     def _check_same_network(self):
         """warm_start and partial_fit continue the fitted network: refuse a

@@ -44,7 +44,10 @@ from sklearn.utils import check_array
 
 from . import _network
 from ._groups import QueryGroups, group_rows, query_weights
-from ._inputs import InputScaling, feature_moments, merge_moments
+from ._inputs import (
+    EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments,
+    set_input_scaling_attributes,
+)
 from ._jit import single_threaded_blas
 from ._optim import SGD, Adam
 from ._training import (
@@ -110,21 +113,36 @@ class Shard:
     def n_queries(self):
         return 0 if self.data is None else self.data.n_queries
 
-    def summary(self, scaling_kind):
-        """What the client needs to plan the fit: per-query numbers only."""
+    def summary(self, scaling_kind, edge_rows):
+        """What the client needs to plan the fit: per-query numbers, the
+        feature moments of the input scaling, and for ``"piecewise"``
+        (whose moments need the bin edges first) up to ``edge_rows`` rows,
+        evenly spaced, to place the edges."""
         if self.data is None:
             empty = np.zeros(0, dtype=np.int64)
             return {"ids": self.query_ids, "sizes": empty, "work": empty, "weights": None,
-                    "moments": None, "dtype": None}
+                    "moments": None, "edge_sample": None, "dtype": None}
         data = self.data
+        edge_sample = moments = None
+        if scaling_kind == "piecewise":
+            edge_sample = data.X[data.rows[:: -(-len(data.rows) // edge_rows)]]
+        elif scaling_kind is not None:
+            moments = feature_moments(scaling_kind, data.X, data.rows)
         return {
             "ids": self.query_ids,
             "sizes": np.diff(data.offsets),
             "work": np.asarray(data.objective.query_work(data.offsets)),
             "weights": data.weights,
-            "moments": None if scaling_kind is None else feature_moments(scaling_kind, data.X, data.rows),
+            "moments": moments,
+            "edge_sample": edge_sample,
             "dtype": data.X.dtype,
         }
+
+    def moments(self, kind, encoding):
+        """Feature moments of this shard's rows under ``encoding``."""
+        if self.data is None:
+            return None
+        return feature_moments(kind, self.data.X, self.data.rows, encoding)
 
     def split(self, train_queries, val_queries, loss_queries, scaling):
         """A copy whose training, validation and loss sets are the given
@@ -175,8 +193,12 @@ def make_shard(frame, template, feature_columns, dtype, weighted):
     return Shard(template, X, y, groups, weights)
 
 
-def shard_summary(shard, scaling_kind):
-    return shard.summary(scaling_kind)
+def shard_summary(shard, scaling_kind, edge_rows):
+    return shard.summary(scaling_kind, edge_rows)
+
+
+def shard_moments(shard, kind, encoding):
+    return shard.moments(kind, encoding)
 
 
 def split_shard(shard, train_queries, val_queries, loss_queries, scaling):
@@ -444,7 +466,7 @@ class _Plan:
         summaries = gather(
             client,
             client.map(shard_summary, shards, scaling_kind=ranker.feature_scaling if first_call else None,
-                       pure=False),
+                       edge_rows=max(1, EDGE_SAMPLE_ROWS // max(len(shards), 1)), pure=False),
             "partitions' summaries",
         )
         table = QueryTable.from_summaries(summaries, ranker.partitioned_by_query)
@@ -456,7 +478,7 @@ class _Plan:
             query_weights(one_row_each, table.weights)
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
         if first_call:
-            _initialize(ranker, summaries, self.dtype)
+            _initialize(ranker, _global_scaling(ranker, client, shards, summaries, self.dtype), self.dtype)
         early_stopping = ranker._uses_early_stopping(table.n_rows, table.n_queries, False)
         self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
         self.loss = _loss_sample(self.train, ranker._random_state, None)
@@ -495,20 +517,37 @@ class _Plan:
         return value, float(np.average(scores, weights=self.val.weights))
 
 
-def _initialize(ranker, summaries, dtype):
-    """Global input scaling and initial weights of a first fit."""
-    if ranker.feature_scaling is None:
-        ranker._input_scaling = ranker.feature_mean_ = ranker.feature_scale_ = None
+def _global_scaling(ranker, client, shards, summaries, dtype):
+    """The input scaling of all shards' rows: their merged feature moments,
+    after placing the bin edges on the shards' samples (``"piecewise"``: a
+    second round, for the moments of the encoded inputs)."""
+    kind = ranker.feature_scaling
+    if kind is None:
+        return None
+    encoding = None
+    if kind == "piecewise":
+        samples = [s["edge_sample"] for s in summaries if s["edge_sample"] is not None]
+        encoding = PiecewiseEncoding.fit(np.concatenate(samples).astype(dtype, copy=False))
+        shard_moments_list = gather(
+            client, client.map(shard_moments, shards, kind=kind, encoding=encoding, pure=False),
+            "partitions' feature moments",
+        )
     else:
-        moments = (0, 0.0, 0.0)
-        for s in summaries:
-            if s["moments"] is not None:
-                moments = merge_moments(moments, s["moments"])
-        ranker._input_scaling = InputScaling.from_moments(ranker.feature_scaling, moments, dtype)
-        ranker.feature_mean_ = ranker._input_scaling.mean
-        ranker.feature_scale_ = ranker._input_scaling.scale
+        shard_moments_list = [s["moments"] for s in summaries]
+    moments = (0, 0.0, 0.0)
+    for m in shard_moments_list:
+        if m is not None:
+            moments = merge_moments(moments, m)
+    return InputScaling.from_moments(kind, moments, dtype, encoding)
+
+
+def _initialize(ranker, scaling, dtype):
+    """Global input scaling and initial weights of a first fit."""
+    ranker._input_scaling = scaling
+    set_input_scaling_attributes(ranker)
+    n_inputs = ranker.n_features_in_ if scaling is None else scaling.n_inputs
     coefs, intercepts = _network.init_params(
-        ranker.n_features_in_, ranker._hidden_layer_sizes(), ranker.activation, ranker._random_state
+        n_inputs, ranker._hidden_layer_sizes(), ranker.activation, ranker._random_state
     )
     ranker.coefs_ = [c.astype(dtype, copy=False) for c in coefs]
     ranker.intercepts_ = [b.astype(dtype, copy=False) for b in intercepts]

@@ -21,6 +21,12 @@ float32 may not: centring dense rows first avoids that. Either way the model's
 own weights ``coefs_[0]`` are those of the standardized inputs, which is where
 the L2 penalty and the initialization make sense, and ``X`` is never copied
 as a whole.
+
+``feature_scaling="piecewise"`` first *encodes* each feature into one input
+per quantile bin (:class:`PiecewiseEncoding`), then standardizes those
+inputs as above. The network sees more inputs than there are features, so
+``coefs_[0]`` has one row per encoded input. The encoding maps 0 to 0, so
+CSR rows are encoded into CSR rows and stay sparse.
 """
 
 import numpy as np
@@ -29,7 +35,17 @@ import scipy.sparse as sp
 from ._jit import jit
 
 #: Options of ``feature_scaling``.
-FEATURE_SCALINGS = ("log1p", "standard")
+FEATURE_SCALINGS = ("log1p", "piecewise", "standard")
+#: Quantile bins per feature of ``feature_scaling="piecewise"``. Chosen by
+#: cross-validation on training data (``benchmarks/tune_defaults.py``): 4 and
+#: 8 bins did equally well, 16 and 32 overfitted small data.
+PIECEWISE_BINS = 8
+#: Rows read to place the bin edges: evenly spaced over the training rows
+#: when there are more (quantiles need few rows; HistGradientBoosting bins
+#: from 200,000 too).
+EDGE_SAMPLE_ROWS = 200_000
+#: Fitted attributes that describe the input scaling, unset together.
+INPUT_SCALING_ATTRIBUTES = ("_input_scaling", "feature_mean_", "feature_scale_", "bin_edges_")
 #: Values (rows x features) read at a time when fitting the statistics or
 #: predicting: bounds the temporary copies (~1 MB in float64).
 BLOCK_VALUES = 2**17
@@ -49,36 +65,46 @@ def signed_log1p(block):
 
 
 class InputScaling:
-    """A fitted input scaling: the elementwise transform and the
-    standardization statistics of the transformed features.
+    """A fitted input scaling: the elementwise transform (or the encoding)
+    and the standardization statistics of its outputs, the network's inputs.
 
     Parameters
     ----------
-    kind : {"log1p", "standard"}
-    mean : ndarray of shape (n_features,)
-        Mean of each transformed feature over the training rows.
-    scale : ndarray of shape (n_features,)
+    kind : {"log1p", "piecewise", "standard"}
+    mean : ndarray of shape (n_inputs,)
+        Mean of each transformed feature (each encoded input) over the
+        training rows.
+    scale : ndarray of shape (n_inputs,)
         Its standard deviation; 1 for a constant feature.
+    encoding : PiecewiseEncoding or None
+        The encoding of ``kind="piecewise"``; None otherwise.
     """
 
-    def __init__(self, kind, mean, scale):
-        self.kind, self.mean, self.scale = kind, mean, scale
+    def __init__(self, kind, mean, scale, encoding=None):
+        self.kind, self.mean, self.scale, self.encoding = kind, mean, scale, encoding
+
+    @property
+    def n_inputs(self):
+        """Inputs of the network: the features, or their encoded inputs."""
+        return len(self.mean)
 
     @classmethod
     def fit(cls, kind, X, rows=None):
         """Statistics of the (transformed) rows ``X[rows]`` of a dense or CSR
         ``X``, read ``BLOCK_ROWS`` rows at a time, in float64, and returned in
-        ``X``'s dtype. ``rows=None`` reads every row in order.
+        ``X``'s dtype. ``rows=None`` reads every row in order. With
+        ``kind="piecewise"`` the bin edges are placed first.
 
         Each block's mean and variance are merged into the running ones with
         Chan et al.'s pairwise update (:func:`merge_moments`), which does not
         cancel the way ``E[x**2] - E[x]**2`` does when a feature's mean
         dwarfs its spread.
         """
-        return cls.from_moments(kind, feature_moments(kind, X, rows), X.dtype)
+        encoding = PiecewiseEncoding.fit(X, rows) if kind == "piecewise" else None
+        return cls.from_moments(kind, feature_moments(kind, X, rows, encoding), X.dtype, encoding)
 
     @classmethod
-    def from_moments(cls, kind, moments, dtype):
+    def from_moments(cls, kind, moments, dtype, encoding=None):
         """The scaling of ``(count, mean, squares)`` statistics (see
         :func:`feature_moments`; those of several row sets merge with
         :func:`merge_moments`), in ``dtype``."""
@@ -88,18 +114,24 @@ class InputScaling:
         # spread within the rounding of count additions of the mean is 0.
         scale[scale <= max(count, 1) * np.finfo(np.float64).eps * np.abs(mean)] = 1.0
         scale[scale == 0.0] = 1.0
-        return cls(kind, mean.astype(dtype), scale.astype(dtype))
+        return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding)
 
     def rows(self, X, index):
         """The rows of ``X`` at ``index`` as the network takes them: a new
         array (``X`` is never modified), transformed, and standardized when
         dense."""
-        if self.kind == "standard" and _gathers_in_one_pass(X, index):
+        if self.kind in ("standard", "piecewise") and _gathers_in_one_pass(X, index):
             rows = np.arange(*index.indices(X.shape[0])) if isinstance(index, slice) else index
-            block = np.empty((len(rows), X.shape[1]), dtype=X.dtype)
-            _gather_standardized(X, rows, self.mean, self.scale, block)
+            block = np.empty((len(rows), self.n_inputs), dtype=X.dtype)
+            if self.encoding is None:
+                _gather_standardized(X, rows, self.mean, self.scale, block)
+            else:
+                e = self.encoding
+                bounds = np.array([0, 1], dtype=X.dtype)
+                _gather_encoded(X, rows, e.source, e.lower, e.width, e.zero_level, bounds,
+                                self.mean, self.scale, block)
             return block
-        block = transformed_rows(self.kind, X, index)
+        block = transformed_rows(self.kind, X, index, self.encoding)
         if sp.issparse(block):
             return block
         if np.may_share_memory(block, X):
@@ -128,6 +160,19 @@ class InputScaling:
         return coef_grads, intercept_grads
 
 
+def set_input_scaling_attributes(ranker):
+    """The public attributes describing ``ranker._input_scaling``."""
+    scaling = ranker._input_scaling
+    ranker.feature_mean_ = None if scaling is None else scaling.mean
+    ranker.feature_scale_ = None if scaling is None else scaling.scale
+    encoding = None if scaling is None else scaling.encoding
+    if encoding is None:
+        ranker.bin_edges_ = None
+    else:  # as KBinsDiscretizer's: an array of arrays
+        ranker.bin_edges_ = np.empty(len(encoding.edges), dtype=object)
+        ranker.bin_edges_[:] = encoding.edges
+
+
 def _gathers_in_one_pass(X, index):
     """Whether :func:`_gather_standardized` takes ``X[index]``: the one array
     type it is compiled for (a read-only or strided ``X`` would compile a
@@ -154,16 +199,34 @@ def _gather_standardized(X, rows, mean, scale, out):
             out[i, j] = (source[j] - mean[j]) / scale[j]
 
 
-def feature_moments(kind, X, rows=None):
+@jit(in_order=True)
+def _gather_encoded(X, rows, source, lower, width, zero_level, bounds, mean, scale, out):
+    """``out[i] = (encoded(X[rows[i]]) - mean) / scale``: the gather, the
+    piecewise encoding and the standardization in one pass (numpy takes
+    six passes over a block several times wider than the rows). The same
+    operations in the same order as the numpy path, in X's dtype (``bounds``
+    holds 0 and 1 in it), so the same bits (tested)."""
+    zero, one = bounds[0], bounds[1]
+    for i in range(rows.shape[0]):
+        source_row = X[rows[i]]
+        for c in range(source.shape[0]):
+            fraction = (source_row[source[c]] - lower[c]) / width[c]
+            fraction = min(max(fraction, zero), one)
+            out[i, c] = ((fraction - zero_level[c]) - mean[c]) / scale[c]
+
+
+def feature_moments(kind, X, rows=None, encoding=None):
     """``(count, mean, squares)`` of the transformed rows ``X[rows]`` (all
     rows with ``rows=None``) in float64: the number of rows, each feature's
-    mean and its sum of squared deviations, read block by block."""
+    (each encoded input's) mean and its sum of squared deviations, read
+    block by block."""
     n_rows = X.shape[0] if rows is None else len(rows)
-    moments = (0, np.zeros(X.shape[1]), np.zeros(X.shape[1]))
-    step = block_rows(X.shape[1])
+    n_inputs = X.shape[1] if encoding is None else encoding.n_inputs
+    moments = (0, np.zeros(n_inputs), np.zeros(n_inputs))
+    step = block_rows(n_inputs)
     for start in range(0, n_rows, step):
         stop = min(start + step, n_rows)
-        block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop])
+        block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop], encoding)
         moments = merge_moments(moments, (stop - start, *_mean_and_squares(block)))
     return moments
 
@@ -181,10 +244,12 @@ def merge_moments(a, b):
     return total, mean, squares
 
 
-def transformed_rows(kind, X, index):
+def transformed_rows(kind, X, index, encoding=None):
     """``X[index]`` with the elementwise part of ``kind`` applied (on a copy:
-    ``X`` is never modified)."""
+    ``X`` is never modified), or encoded by ``encoding``."""
     block = X[index]
+    if kind == "piecewise":
+        return encoding.transform(block)
     if kind == "log1p":
         stored = block.data if sp.issparse(block) else block
         if np.may_share_memory(stored, X.data if sp.issparse(X) else X):
@@ -208,3 +273,114 @@ def _mean_and_squares(block):
     block = np.asarray(block, dtype=np.float64)
     mean = block.mean(axis=0)
     return mean, ((block - mean) ** 2).sum(axis=0)
+
+
+class PiecewiseEncoding:
+    """Each feature encoded piecewise-linearly over its quantile bins.
+
+    A feature whose training quantiles give the distinct bin edges
+    e_0 < e_1 < ... < e_m becomes m inputs, one per bin t = 1..m::
+
+        u_t(x) = c_t(x) - c_t(0),   c_t(x) = clip((x - e_{t-1}) / (e_t - e_{t-1}), 0, 1)
+
+    c_t fills up as x crosses bin t, so the first layer's weights on a
+    feature's inputs make a piecewise-linear function of it, with a kink at
+    every edge: the network gets the thresholds a tree would split at
+    without having to learn them, and values beyond the training range
+    are clipped to it. Subtracting c_t(0), a constant, changes nothing after
+    standardization but maps 0 to 0, so sparse rows stay sparse. A feature
+    with one distinct value keeps one input that is always 0 (nothing
+    learnt from training can depend on it). Gorishniy, Rubachev and Babenko
+    (NeurIPS 2022, "On Embeddings for Numerical Features in Tabular Deep
+    Learning") call this the piecewise linear encoding.
+
+    Parameters
+    ----------
+    edges : list of ndarray
+        The distinct bin edges of each feature, increasing, in X's dtype.
+    dtype : numpy dtype
+        Float type of the encoded inputs.
+    """
+
+    def __init__(self, edges, dtype):
+        self.edges = edges
+        per_feature = [_bins_of(e) for e in edges]
+        self.source = np.repeat(np.arange(len(edges)), [len(low) for low, _ in per_feature])
+        self.offsets = np.concatenate([[0], np.cumsum([len(low) for low, _ in per_feature])])
+        self.lower = np.concatenate([low for low, _ in per_feature]).astype(dtype)
+        self.width = np.concatenate([width for _, width in per_feature]).astype(dtype)
+        self.zero_level = np.clip(-self.lower / self.width, 0, 1)
+
+    @property
+    def n_inputs(self):
+        return len(self.lower)
+
+    @classmethod
+    def fit(cls, X, rows=None, n_bins=PIECEWISE_BINS):
+        """Edges at the quantiles 0, 1/n_bins, ..., 1 of each feature over
+        the rows ``X[rows]`` (at most ``EDGE_SAMPLE_ROWS`` of them, evenly
+        spaced), duplicates removed."""
+        n_rows = X.shape[0] if rows is None else len(rows)
+        sample = np.arange(0, n_rows, max(1, -(-n_rows // EDGE_SAMPLE_ROWS)))
+        if rows is not None:
+            sample = np.asarray(rows)[sample]
+        levels = np.linspace(0.0, 1.0, n_bins + 1)
+        edges = [np.unique(q.astype(X.dtype)) for q in _column_quantiles(X, sample, levels)]
+        return cls(edges, X.dtype)
+
+    def transform(self, block):
+        """Encoded rows of a dense or CSR block (a new array or matrix)."""
+        if sp.issparse(block):
+            block = sp.csr_matrix(block)
+            if not block.has_canonical_format:  # a duplicate entry encodes as its sum
+                block = block.copy()
+                block.sum_duplicates()
+            return self._transform_csr(block)
+        encoded = np.take(block, self.source, axis=1)  # C order (block[:, source] is not)
+        encoded -= self.lower
+        encoded /= self.width
+        np.clip(encoded, 0, 1, out=encoded)
+        encoded -= self.zero_level
+        return encoded
+
+    def _transform_csr(self, block):
+        # Every stored value x of feature j becomes the inputs of j's bins,
+        # in place of x, so row i's entries stay together.
+        per_value = np.diff(self.offsets)[block.indices]
+        value_of = np.repeat(np.arange(block.nnz), per_value)
+        first_of_value = np.repeat(np.cumsum(per_value) - per_value, per_value)
+        columns = self.offsets[block.indices][value_of] + (np.arange(len(value_of)) - first_of_value)
+        values = block.data[value_of] - self.lower[columns]
+        values /= self.width[columns]
+        np.clip(values, 0, 1, out=values)
+        values -= self.zero_level[columns]
+        indptr = np.concatenate([[0], np.cumsum(per_value)])[block.indptr]
+        encoded = sp.csr_matrix((values, columns, indptr), shape=(block.shape[0], self.n_inputs))
+        encoded.eliminate_zeros()  # most inputs of a value are 0
+        return encoded
+
+
+def _bins_of(edges):
+    """Lower edges and widths of the bins between ``edges``; one bin of
+    infinite width (an input always 0) for a feature with one value."""
+    if len(edges) < 2:
+        return edges[:1].astype(np.float64), np.array([np.inf])
+    return edges[:-1].astype(np.float64), np.diff(edges.astype(np.float64))
+
+
+def _column_quantiles(X, sample, levels):
+    """The quantiles at ``levels`` of each column of ``X[sample]`` (dense or
+    CSR; float64), one array per column, read a few columns at a time so
+    that no copy of the sample's rows is made."""
+    if sp.issparse(X):
+        columns = sp.csc_matrix(X[sample])
+        n_rows = len(sample)
+        for j in range(X.shape[1]):
+            stored = columns.data[columns.indptr[j]:columns.indptr[j + 1]]
+            values = np.concatenate([stored, np.zeros(n_rows - len(stored), dtype=stored.dtype)])
+            yield np.quantile(values.astype(np.float64), levels)
+        return
+    step = max(8, BLOCK_VALUES // max(len(sample), 1))
+    for start in range(0, X.shape[1], step):
+        block = X[sample, start:start + step].astype(np.float64)
+        yield from np.quantile(block, levels, axis=0).T

@@ -79,13 +79,24 @@ class ListNetRanker(BaseRanker):
         ``-1`` means every core; BLAS then runs on one thread during the fit,
         because its idle workers spin and take the pool's cores. More
         threads pay off for long queries and small networks.
-    feature_scaling : {"log1p", "standard"} or None, default="standard"
+    feature_scaling : {"piecewise", "standard", "log1p"} or None, default="standard"
         Input scaling fitted on the training rows, so that raw features need
-        no scaler: "log1p" maps each value x to sign(x) * log1p(|x|) and then
-        standardizes each feature; "standard" only standardizes; None uses X
-        as given. The standardization is folded into the first layer, so CSR
-        input stays sparse. Statistics come from the first ``fit`` (or
-        ``partial_fit``) and are kept by later ones.
+        no scaler:
+
+        - "piecewise" encodes each feature into one input per quantile bin
+          (8 bins; a piecewise-linear encoding, see ``bin_edges_``): the
+          network starts with the thresholds a tree would split at, and
+          values beyond the training range score as its ends. The inputs
+          are then standardized. More inputs make each epoch slower (about
+          3x on the Yahoo LTR sample).
+        - "standard" standardizes each feature;
+        - "log1p" maps each value x to sign(x) * log1p(|x|), then
+          standardizes;
+        - None uses X as given.
+
+        The standardization is folded into the first layer, so CSR input
+        stays sparse. Statistics and bin edges come from the first ``fit``
+        (or ``partial_fit``) and are kept by later ones.
     dropout : float in [0, 1), default=0.0
         Probability of dropping each hidden unit during training (inverted
         dropout: ``predict`` is deterministic and uses every unit).
@@ -133,12 +144,20 @@ class ListNetRanker(BaseRanker):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
-    feature_mean_ : ndarray of shape (n_features_in_,) or None
-        Mean of each (log-transformed, with ``feature_scaling="log1p"``)
-        training feature; None without ``feature_scaling``.
-    feature_scale_ : ndarray of shape (n_features_in_,) or None
-        Its standard deviation (1 for a constant feature). ``coefs_[0]``
-        applies to the standardized features.
+    feature_mean_ : ndarray of shape (n_inputs,) or None
+        Mean of each input of the network over the training rows: each
+        feature (log-transformed with ``feature_scaling="log1p"``), or with
+        "piecewise" each feature's bin inputs, feature by feature
+        (``n_inputs`` bins in all); None without ``feature_scaling``.
+    feature_scale_ : ndarray of shape (n_inputs,) or None
+        Its standard deviation (1 for a constant input). ``coefs_[0]``
+        applies to the standardized inputs.
+    bin_edges_ : ndarray of ndarray of shape (n_features_in_,) or None
+        With ``feature_scaling="piecewise"``, the distinct bin edges of each
+        feature: its quantiles 0, 1/8, ..., 1 over the training rows (at most
+        200,000 of them, evenly spaced). A feature with m + 1 edges has m
+        inputs; one with a single value has one input, always 0. None
+        otherwise.
 
     Notes
     -----

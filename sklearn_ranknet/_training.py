@@ -381,7 +381,7 @@ def _with_input_noise(ranker, rows, generator):
 
 def fit_lbfgs(ranker, data):
     """L-BFGS-B on the whole objective (RankNet only)."""
-    sizes = _network.layer_sizes(data.X.shape[1], ranker._hidden_layer_sizes())
+    sizes = _network.layer_sizes(ranker.coefs_[0].shape[0], ranker._hidden_layer_sizes())  # encoded inputs
     n_queries = data.n_queries
     all_queries = np.arange(n_queries)
     positions = np.arange(len(data.rows))

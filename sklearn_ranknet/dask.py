@@ -88,6 +88,7 @@ from . import _dask_training
 from . import metrics as _metrics
 from ._base import check_groups_for_score
 from ._groups import QueryGroups, query_weights
+from ._inputs import INPUT_SCALING_ATTRIBUTES
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
 from ._query_column import ROUTING_OFF_FIXES, merge_groups, split_query_column
@@ -554,7 +555,7 @@ class _DaskRanker:
         except BaseException:
             if first_call:  # no half-trained model may pass check_is_fitted
                 for name in ("coefs_", "intercepts_", "n_features_in_", "feature_names_in_",
-                             "_input_scaling", "feature_mean_", "feature_scale_"):
+                             *INPUT_SCALING_ATTRIBUTES):
                     self.__dict__.pop(name, None)
             raise
         return self

@@ -34,7 +34,10 @@ Notes
   not), then ``(x - mean) / scale`` (ops Sub, Div). A float64 mean is stored
   in a float32 graph as the sum of two float32 numbers and subtracted in two
   steps, so a feature whose mean dwarfs its spread (e.g. ``1e4 + N(0, 1)``)
-  keeps its float32 precision.
+  keeps its float32 precision. ``"piecewise"`` encodes first: each feature
+  is gathered once per bin (Gather), then ``min(max((x - lower) / width, 0),
+  1) - level`` (ops Sub, Div, Max, Min, Sub) gives its bins' inputs, which
+  are standardized as above.
 * Network: MatMul and Add per layer; Sigmoid, Tanh or Relu after each hidden
   layer (nothing for ``"identity"``); the output layer is linear.
 * BaggingRanker: every member is converted by its own converter (a member
@@ -142,17 +145,20 @@ class _RankerFunction:
     ``query_position`` is the column of ``X`` that holds the query ids (an
     integer ``query_column``, made non-negative), or None; ``kind`` is None
     or one of ``FEATURE_SCALINGS``; ``mean`` and ``scale`` are the statistics
-    of the transformed features (None without scaling); ``coefs`` and
+    of the transformed features (None without scaling); ``encoding`` the
+    ``PiecewiseEncoding`` of ``kind="piecewise"`` (else None); ``coefs`` and
     ``intercepts`` the model's own layers, which run on the scaled rows.
     """
 
-    def __init__(self, query_position, kind, mean, scale, coefs, intercepts, activation):
+    def __init__(self, query_position, kind, mean, scale, encoding, coefs, intercepts, activation):
         self.query_position = query_position
-        self.kind, self.mean, self.scale = kind, mean, scale
+        self.kind, self.mean, self.scale, self.encoding = kind, mean, scale, encoding
         self.coefs, self.intercepts, self.activation = coefs, intercepts, activation
 
     @property
     def n_features(self):
+        if self.encoding is not None:
+            return len(self.encoding.edges)
         return self.coefs[0].shape[0]
 
     @property
@@ -169,6 +175,10 @@ class _RankerFunction:
         A = np.array(X, dtype=np.float64)[:, self.kept_columns()]
         if self.kind == "log1p":
             A = np.sign(A) * np.log1p(np.abs(A))
+        if self.kind == "piecewise":
+            e = self.encoding
+            A = (A[:, e.source] - e.lower.astype(np.float64)) / e.width.astype(np.float64)
+            A = np.clip(A, 0, 1) - e.zero_level.astype(np.float64)
         if self.kind is not None:
             A = (A - self.mean) / self.scale
         for i, (W, b) in enumerate(zip(self.coefs, self.intercepts)):
@@ -237,7 +247,10 @@ def _ranker_function(model):
         raise ValueError(f"Cannot export {name} with activation={activation!r} to ONNX.")
     coefs, intercepts = list(model.coefs_), list(model.intercepts_)
     n_features = getattr(model, "n_features_in_", None)
-    fan_in = n_features
+    scaling = getattr(model, "_input_scaling", None)
+    encoding = getattr(scaling, "encoding", None)
+    n_inputs = n_features if encoding is None else getattr(encoding, "n_inputs", None)
+    fan_in = n_inputs
     if not coefs or len(coefs) != len(intercepts):
         raise ValueError(f"Cannot export {name}: unexpected layers in coefs_ / intercepts_.")
     for W, b in zip(coefs, intercepts):
@@ -251,7 +264,7 @@ def _ranker_function(model):
         ):
             raise ValueError(
                 f"Cannot export {name}: its layers do not chain from "
-                f"n_features_in_={n_features} (coefs_ shapes "
+                f"n_features_in_={n_features} ({n_inputs} inputs; coefs_ shapes "
                 f"{[np.shape(c) for c in coefs]}, intercepts_ shapes "
                 f"{[np.shape(c) for c in intercepts]})."
             )
@@ -264,7 +277,6 @@ def _ranker_function(model):
             f"Cannot export {name}: the fitted model has no input scaling state "
             "(_input_scaling); refit it with this version of sklearn-ranknet."
         )
-    scaling = model._input_scaling
     if scaling is None:
         kind = mean = scale = None
     else:
@@ -273,8 +285,9 @@ def _ranker_function(model):
         scale = np.asarray(getattr(scaling, "scale", None))
         if (
             kind not in FEATURE_SCALINGS
-            or mean.shape != (n_features,)
-            or scale.shape != (n_features,)
+            or (kind == "piecewise") != (encoding is not None)
+            or mean.shape != (n_inputs,)
+            or scale.shape != (n_inputs,)
             or mean.dtype.kind != "f"
             or scale.dtype.kind != "f"
         ):
@@ -283,15 +296,20 @@ def _ranker_function(model):
                 f"the ONNX converter knows {list(FEATURE_SCALINGS)} and None."
             )
     query_position = _query_position(model, n_features)
-    return _RankerFunction(query_position, kind, mean, scale, coefs, intercepts, activation)
+    return _RankerFunction(query_position, kind, mean, scale, encoding, coefs, intercepts, activation)
 
 
 def _probe_rows(function, n_features, n_rows=6):
     """Deterministic synthetic rows spread over the training range of each
-    feature (mean +- 2 standard deviations after the transform)."""
+    feature (mean +- 2 standard deviations after the transform; the bin
+    edges and a little beyond for ``"piecewise"``)."""
     z = np.random.RandomState(0).normal(size=(n_rows, n_features))
     if function.kind is None:
         return z
+    if function.kind == "piecewise":
+        low = np.array([e[0] for e in function.encoding.edges], dtype=np.float64)
+        high = np.array([e[-1] for e in function.encoding.edges], dtype=np.float64)
+        return low + (high - low) * (0.5 + 0.4 * z)
     t = function.mean.astype(np.float64) + function.scale.astype(np.float64) * z
     if function.kind == "log1p":
         return np.sign(t) * np.expm1(np.minimum(np.abs(t), 700.0))
@@ -458,6 +476,22 @@ def _signed_log1p(g, x):
     return g.binary(apply_mul, "Mul", sign, log1p, "signed_log1p")
 
 
+def _piecewise(g, x, encoding):
+    """The inputs of every feature's bins, as ``PiecewiseEncoding.transform``
+    computes them: min(max((x[:, source] - lower) / width, 0), 1) - level.
+    A feature with one value has a bin of infinite width, whose input is 0."""
+    sources = g.name("bin_feature")
+    g.container.add_initializer(
+        sources, onnx_proto.TensorProto.INT64, [encoding.n_inputs], encoding.source.astype(np.int64)
+    )
+    x = g.node("Gather", [x, sources], "bin_values", axis=1)
+    x = g.binary(apply_sub, "Sub", x, g.constant("bin_lower", encoding.lower), "above_lower")
+    x = g.binary(apply_div, "Div", x, g.constant("bin_width", encoding.width), "bin_fraction")
+    x = g.node("Max", [x, g.constant("zero", [0.0])], "bin_fraction")
+    x = g.node("Min", [x, g.constant("one", [1.0])], "bin_fraction")
+    return g.binary(apply_sub, "Sub", x, g.constant("bin_level", encoding.zero_level), "bin_input")
+
+
 def _standardize(g, x, mean, scale):
     """(x - mean) / scale, as ``predict`` computes on dense rows. In a
     float32 graph a float64 mean is split into hi + lo (both float32) and
@@ -492,6 +526,8 @@ def _convert_ranker(scope, operator, container):
         x = g.node("Gather", [x, kept], "features", axis=1)
     if function.kind == "log1p":
         x = _signed_log1p(g, x)
+    if function.kind == "piecewise":
+        x = _piecewise(g, x, function.encoding)
     if function.kind is not None:
         x = _standardize(g, x, function.mean, function.scale)
 

@@ -229,7 +229,7 @@ def test_metric_errors_are_the_in_memory_ones(client):
 # Training
 
 
-@pytest.mark.parametrize("kind", ["standard", "log1p"])
+@pytest.mark.parametrize("kind", ["standard", "log1p", "piecewise"])
 def test_input_scaling_is_that_of_the_whole_data(client, data, kind):
     X, y, qid = data
     X = X * np.array([1.0, 1e4] + [1.0] * (X.shape[1] - 2)) + np.array([0.0, 1e6] + [0.0] * (X.shape[1] - 2))
@@ -240,7 +240,30 @@ def test_input_scaling_is_that_of_the_whole_data(client, data, kind):
     expected = InputScaling.fit(kind, X)
     np.testing.assert_allclose(ranker.feature_mean_, expected.mean, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(ranker.feature_scale_, expected.scale, rtol=1e-12)
-    assert ranker.feature_scale_[2] == 1.0
+    constant_input = 2 if kind != "piecewise" else expected.encoding.offsets[2]
+    assert ranker.feature_scale_[constant_input] == 1.0
+    if kind == "piecewise":  # every row placed the edges (fewer than EDGE_SAMPLE_ROWS)
+        assert len(ranker.bin_edges_) == X.shape[1]
+        for got, want in zip(ranker.bin_edges_, expected.encoding.edges):
+            np.testing.assert_array_equal(got, want)
+        assert ranker.coefs_[0].shape[0] == expected.n_inputs
+
+
+def test_piecewise_edges_of_large_data_come_from_every_partition(client, data, monkeypatch):
+    from sklearn_ranknet import _dask_training
+
+    monkeypatch.setattr(_dask_training, "EDGE_SAMPLE_ROWS", 40)
+    X, y, qid = data
+    X = X.copy()
+    X[:, 0] = np.arange(len(X), dtype=float)  # each partition holds a range of values
+    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 4))
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(feature_scaling="piecewise", **{**QUICK, "max_iter": 1}),
+                       dX, dy, groups=dq)
+    edges = ranker.bin_edges_[0]
+    # The edges spread over the whole range: the samples of all four
+    # partitions were pooled (one partition's rows cover a quarter of it).
+    assert edges[0] <= 0.1 * len(X) and edges[-1] >= 0.9 * len(X)
+    assert len(edges) == 9
 
 
 def test_fit_is_reproducible_and_does_not_depend_on_where_chunks_cut(client, data):

@@ -78,16 +78,18 @@ def test_rows_never_modify_X(kind):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_one_pass_gather_is_the_numpy_gather(dtype):
-    # The fused Numba gather serves C-contiguous writeable X; every other
+@pytest.mark.parametrize("kind", ["standard", "piecewise"])
+def test_one_pass_gather_is_the_numpy_gather(dtype, kind):
+    # The fused Numba gathers serve C-contiguous writeable X; every other
     # layout takes numpy's path. Both must give the same bits.
     X = _raw(n_rows=400, n_features=7).astype(dtype)
-    scaling = InputScaling.fit("standard", X)
+    scaling = InputScaling.fit(kind, X)
     rows = np.random.default_rng(1).integers(0, len(X), 150).astype(np.int64)
     readonly = X.copy()
     readonly.flags.writeable = False
+    encode = scaling.encoding.transform if kind == "piecewise" else np.array
     for index, expected_rows in ((rows, X[rows]), (slice(350, 450), X[350:]), (slice(5, 9), X[5:9])):
-        expected = (expected_rows - scaling.mean) / scaling.scale
+        expected = (encode(expected_rows) - scaling.mean) / scaling.scale
         for layout in (X, readonly, np.asfortranarray(X)):
             block = scaling.rows(layout, index)
             assert block.dtype == dtype and block.flags.c_contiguous

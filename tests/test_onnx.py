@@ -38,7 +38,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 RANKERS = [RankNetRanker, LambdaRankRanker, ListNetRanker]
 ACTIVATIONS = ["identity", "logistic", "tanh", "relu"]
 DEPTHS = [(), (8,), (8, 4)]
-SCALINGS = ["standard", "log1p", None]
+SCALINGS = ["standard", "log1p", "piecewise", None]
 RTOL = 1e-4
 #: Absolute tolerance in float32 epsilons of the largest score (see the
 #: module docstring).
