@@ -20,7 +20,9 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   n_features=136, n_informative=20, min_docs=20, max_docs=370)``, scored on a fresh
   1,000-query draw, against ``LGBMRanker()`` on the same data, with fit times; problem
   ``mslr`` has noise 0.5 (seeds 10 and 11), ``noisy`` noise 1.0 (seeds 12 and 13). Neither
-  is the benchmark's draw (seeds 0 and 1).
+  is the benchmark's draw (seeds 0 and 1). ``mslr150``, ``mslr400`` and ``mslr1000`` are the
+  same shape with 150, 400 and 1,000 training queries (seeds 20 and 21): how a choice's gain
+  and cost move with the number of rows.
 
 ``compare`` scores the given configurations (changes from the current defaults) on the four
 small data sets, through the same cache as ``search``. ``peers`` scores ``LGBMRanker()``,
@@ -62,6 +64,7 @@ COORDINATES = {
     "hidden_layer_sizes": [{"hidden_layer_sizes": h} for h in ((64,), (128,))],
     "sigma": [{"sigma": s} for s in (0.5, 1.0, 2.0)],
     "pair_weighting": [{"pair_weighting": w} for w in ("lambdarank", "ndcg_loss2++")],
+    "feature_scaling": [{"feature_scaling": f} for f in ("standard", "piecewise")],
 }
 ONLY = {"pair_weighting": "lambdarank"}
 
@@ -182,7 +185,13 @@ def summary_rows(evaluate, estimator, configurations):
 
 
 #: Large problems: name -> (noise, training seed, held-out seed).
-LARGE_PROBLEMS = {"mslr": (0.5, 10, 11), "noisy": (1.0, 12, 13)}
+#: name -> (noise, training seed, held-out seed, training queries). The
+#: smaller MSLR-shaped problems show how a choice's gain and cost move with
+#: the number of rows (150 queries are about 18,000 rows, 3,000 about 350,000).
+LARGE_PROBLEMS = {
+    "mslr": (0.5, 10, 11, 3000), "noisy": (1.0, 12, 13, 3000),
+    "mslr150": (0.5, 20, 21, 150), "mslr400": (0.5, 20, 21, 400), "mslr1000": (0.5, 20, 21, 1000),
+}
 
 
 def large(h, configurations, problems=("mslr",), seed=0):
@@ -194,9 +203,9 @@ def _large_problem(h, configurations, problem, seed):
     import sklearn_ranknet
     from sklearn_ranknet.metrics import ndcg_score
 
-    noise, train_seed, test_seed = LARGE_PROBLEMS[problem]
+    noise, train_seed, test_seed, n_queries = LARGE_PROBLEMS[problem]
     shape = dict(n_features=136, n_informative=20, min_docs=20, max_docs=370, noise=noise)
-    X, y, q = _synthetic(3000, train_seed, **shape)
+    X, y, q = _synthetic(n_queries, train_seed, **shape)
     Xt, yt, qt = _synthetic(1000, test_seed, **shape)
     rows = []
     for label, (name, params) in configurations.items():
@@ -207,7 +216,7 @@ def _large_problem(h, configurations, problem, seed):
             model.fit(X, y, groups=q)
             seconds = time.perf_counter() - started
         score = ndcg_score(yt, model.predict(Xt), groups=qt, k=10, ignore_ties=True)
-        rows.append({"problem": problem, "model": label, "ndcg10": score, "fit_s": seconds,
+        rows.append({"problem": problem, "rows": len(y), "model": label, "ndcg10": score, "fit_s": seconds,
                      "epochs": model.n_iter_, "warnings": len(caught)})
         h.say(f"{problem} {label}: {score:.4f} in {seconds:.1f}s")
     lgb = h.peer("lightgbm")
@@ -218,7 +227,7 @@ def _large_problem(h, configurations, problem, seed):
         model.fit(X[order], y[order], group=np.unique(q, return_counts=True)[1])
         seconds = time.perf_counter() - started
         score = ndcg_score(yt, model.predict(Xt), groups=qt, k=10, ignore_ties=True)
-        rows.append({"problem": problem, "model": "LGBMRanker()", "ndcg10": score,
+        rows.append({"problem": problem, "rows": len(y), "model": "LGBMRanker()", "ndcg10": score,
                      "fit_s": seconds, "epochs": 100, "warnings": 0})
     return rows
 
@@ -312,8 +321,8 @@ def main(argv=None):
             if not configs:
                 configs = {f"{n}()": (n, {}) for n in ESTIMATORS.values()}
             rows = large(h, configs, problems=args.problems.split(","))
-            h.table("MSLR-shaped make_ranking: 3,000 training queries, 1,000 held out, one seed", rows, {
-                "problem": "problem", "model": "model", "NDCG@10": "ndcg10", "fit s": "fit_s",
+            h.table("MSLR-shaped make_ranking, 1,000 queries held out, one seed", rows, {
+                "problem": "problem", "training rows": "rows", "model": "model", "NDCG@10": "ndcg10", "fit s": "fit_s",
                 "epochs": "epochs", "warnings": "warnings"})
         elif args.stage == "peers":
             h.table("Peers on the selection data (mean held-out NDCG@10)", peer_rows(h), {

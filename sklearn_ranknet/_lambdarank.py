@@ -76,7 +76,7 @@ class LambdaRankRanker(BaseRanker):
         ``-1`` means every core; BLAS then runs on one thread during the fit,
         because its idle workers spin and take the pool's cores. More
         threads pay off for long queries and small networks.
-    feature_scaling : {"piecewise", "standard", "log1p"} or None, default="standard"
+    feature_scaling : {"piecewise", "standard", "log1p"} or None, default="piecewise"
         Input scaling fitted on the training rows, so that raw features need
         no scaler:
 
@@ -179,7 +179,8 @@ class LambdaRankRanker(BaseRanker):
     ``make_ranking`` problems of 150 to 600 queries and two noise levels,
     never on a test split (``benchmarks/tune_defaults.py``, results in
     ``benchmarks/results/tune_defaults.md``). Raw features need no scaler:
-    ``feature_scaling="standard"`` standardizes them inside the ranker. A
+    ``feature_scaling="piecewise"`` encodes and standardizes them inside the
+    ranker. A
     default fit stops by itself, either when the training objective stops
     improving by ``tol`` (small data) or, from 10,000 rows, when the NDCG@10
     of held-out queries stops improving; it warns only when ``max_iter``
@@ -226,7 +227,7 @@ class LambdaRankRanker(BaseRanker):
         verbose=False,
         sigma=1.0,
         n_jobs=None,
-        feature_scaling="standard",
+        feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
         query_column=None,

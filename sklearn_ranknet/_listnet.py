@@ -35,7 +35,7 @@ class ListNetRanker(BaseRanker):
     solver : {"adam", "sgd", "lbfgs"}, default="adam"
         "lbfgs" optimizes the whole objective with scipy's L-BFGS-B; it suits
         small data.
-    alpha : float, default=1e-2
+    alpha : float, default=3e-2
         L2 penalty on the weights (not the intercepts).
     batch_size : int or "auto", default="auto"
         Number of whole *queries* per minibatch; "auto" is min(32, n_queries).
@@ -79,7 +79,7 @@ class ListNetRanker(BaseRanker):
         ``-1`` means every core; BLAS then runs on one thread during the fit,
         because its idle workers spin and take the pool's cores. More
         threads pay off for long queries and small networks.
-    feature_scaling : {"piecewise", "standard", "log1p"} or None, default="standard"
+    feature_scaling : {"piecewise", "standard", "log1p"} or None, default="piecewise"
         Input scaling fitted on the training rows, so that raw features need
         no scaler:
 
@@ -166,7 +166,8 @@ class ListNetRanker(BaseRanker):
     ``make_ranking`` problems of 150 to 600 queries and two noise levels,
     never on a test split (``benchmarks/tune_defaults.py``, results in
     ``benchmarks/results/tune_defaults.md``). Raw features need no scaler:
-    ``feature_scaling="standard"`` standardizes them inside the ranker. A
+    ``feature_scaling="piecewise"`` encodes and standardizes them inside the
+    ranker. A
     default fit stops by itself, either when the training objective stops
     improving by ``tol`` (small data) or, from 10,000 rows, when the NDCG@10
     of held-out queries stops improving; it warns only when ``max_iter``
@@ -195,7 +196,7 @@ class ListNetRanker(BaseRanker):
         *,
         activation="relu",
         solver="adam",
-        alpha=1e-2,
+        alpha=3e-2,
         batch_size="auto",
         learning_rate_init=1e-3,
         max_iter=300,
@@ -209,7 +210,7 @@ class ListNetRanker(BaseRanker):
         verbose=False,
         sigma=1.0,
         n_jobs=None,
-        feature_scaling="standard",
+        feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
         query_column=None,

@@ -29,7 +29,7 @@ class RankNetRanker(BaseRanker):
     solver : {"adam", "sgd", "lbfgs"}, default="adam"
         "lbfgs" optimizes the whole objective with scipy's L-BFGS-B (RankNet's
         cost is a true objective); it suits small data.
-    alpha : float, default=1e-4
+    alpha : float, default=1e-3
         L2 penalty on the weights (not the intercepts).
     batch_size : int or "auto", default="auto"
         Number of whole *queries* per minibatch; "auto" is min(32, n_queries).
@@ -73,7 +73,7 @@ class RankNetRanker(BaseRanker):
         ``-1`` means every core; BLAS then runs on one thread during the fit,
         because its idle workers spin and take the pool's cores. More
         threads pay off for long queries and small networks.
-    feature_scaling : {"piecewise", "standard", "log1p"} or None, default="standard"
+    feature_scaling : {"piecewise", "standard", "log1p"} or None, default="piecewise"
         Input scaling fitted on the training rows, so that raw features need
         no scaler:
 
@@ -160,7 +160,8 @@ class RankNetRanker(BaseRanker):
     ``make_ranking`` problems of 150 to 600 queries and two noise levels,
     never on a test split (``benchmarks/tune_defaults.py``, results in
     ``benchmarks/results/tune_defaults.md``). Raw features need no scaler:
-    ``feature_scaling="standard"`` standardizes them inside the ranker. A
+    ``feature_scaling="piecewise"`` encodes and standardizes them inside the
+    ranker. A
     default fit stops by itself, either when the training objective stops
     improving by ``tol`` (small data) or, from 10,000 rows, when the NDCG@10
     of held-out queries stops improving; it warns only when ``max_iter``
@@ -189,7 +190,7 @@ class RankNetRanker(BaseRanker):
         *,
         activation="relu",
         solver="adam",
-        alpha=1e-4,
+        alpha=1e-3,
         batch_size="auto",
         learning_rate_init=3e-3,
         max_iter=300,
@@ -203,7 +204,7 @@ class RankNetRanker(BaseRanker):
         verbose=False,
         sigma=0.5,
         n_jobs=None,
-        feature_scaling="standard",
+        feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
         query_column=None,

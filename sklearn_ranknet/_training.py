@@ -44,8 +44,10 @@ LOSS_SAMPLE_ROWS = 10_000
 #: Multiply-adds of the network's forward pass that one thread does at a
 #: time (~1-3 ms): minibatches are cut into row blocks of about this work.
 BLOCK_WORK = 2**25
-#: Rows gathered at a time when scoring a held-out or loss sample.
-SCORE_BLOCK_ROWS = 2048
+#: Network inputs gathered at a time when scoring a held-out or loss sample
+#: (2048 rows of 136 features; fewer rows of a wider piecewise encoding, so
+#: that the blocks stay small next to X).
+SCORE_BLOCK_VALUES = 2048 * 136
 
 
 class TrainingSet:
@@ -141,7 +143,7 @@ def _scores(ranker, data):
     by block so that no copy of its rows of X is ever whole."""
     coefs, intercepts = ranker._network_params(data.X)
     activation = ranker.activation
-    blocks = _row_blocks(len(data.rows), coefs, max_rows=SCORE_BLOCK_ROWS)
+    blocks = _row_blocks(len(data.rows), coefs, max_rows=max(SCORE_BLOCK_VALUES // coefs[0].shape[0], 64))
 
     def score(block):
         return _network.predict_scores(data.features(ranker, block), coefs, intercepts, activation)

@@ -485,24 +485,30 @@ def _piecewise(g, x, encoding):
         sources, onnx_proto.TensorProto.INT64, [encoding.n_inputs], encoding.source.astype(np.int64)
     )
     x = g.node("Gather", [x, sources], "bin_values", axis=1)
-    x = g.binary(apply_sub, "Sub", x, g.constant("bin_lower", encoding.lower), "above_lower")
+    x = _subtract_precisely(g, x, encoding.lower, "above_lower")
     x = g.binary(apply_div, "Div", x, g.constant("bin_width", encoding.width), "bin_fraction")
     x = g.node("Max", [x, g.constant("zero", [0.0])], "bin_fraction")
     x = g.node("Min", [x, g.constant("one", [1.0])], "bin_fraction")
     return g.binary(apply_sub, "Sub", x, g.constant("bin_level", encoding.zero_level), "bin_input")
 
 
-def _standardize(g, x, mean, scale):
-    """(x - mean) / scale, as ``predict`` computes on dense rows. In a
-    float32 graph a float64 mean is split into hi + lo (both float32) and
-    subtracted in two steps: x - hi is exact when x is close to the mean
-    (Sterbenz), so the result is x - mean rounded once, as predict gives."""
-    mean = np.asarray(mean, dtype=np.float64)
-    hi = mean.astype(g.dtype)
-    lo = (mean - hi.astype(np.float64)).astype(g.dtype)
-    centred = g.binary(apply_sub, "Sub", x, g.constant("mean", hi), "centred")
+def _subtract_precisely(g, x, values, hint):
+    """x - values. In a float32 graph float64 values are split into hi + lo
+    (both float32) and subtracted in two steps: x - hi is exact when x is
+    close to them (Sterbenz), so the result is x - values rounded once, as
+    ``predict`` gives, even for features whose offset dwarfs their spread."""
+    values = np.asarray(values, dtype=np.float64)
+    hi = values.astype(g.dtype)
+    lo = (values - hi.astype(np.float64)).astype(g.dtype)
+    x = g.binary(apply_sub, "Sub", x, g.constant(hint, hi), hint)
     if np.any(lo != 0):
-        centred = g.binary(apply_sub, "Sub", centred, g.constant("mean_lo", lo), "centred")
+        x = g.binary(apply_sub, "Sub", x, g.constant(hint + "_lo", lo), hint)
+    return x
+
+
+def _standardize(g, x, mean, scale):
+    """(x - mean) / scale, as ``predict`` computes on dense rows."""
+    centred = _subtract_precisely(g, x, mean, "centred")
     return g.binary(apply_div, "Div", centred, g.constant("scale", scale), "standardized")
 
 

@@ -325,7 +325,7 @@ def test_early_stopping_holds_out_the_in_memory_queries_and_keeps_the_best(clien
     # The held-out queries are those the in-memory ranker draws: after the
     # initial weights, a permutation of the sorted query ids.
     rng = check_random_state(0)
-    _network.init_params(X.shape[1], (8,), "relu", rng)
+    _network.init_params(ranker.coefs_[0].shape[0], (8,), "relu", rng)  # one row per network input
     ids = np.unique(qid)
     held_out = np.isin(qid, ids[np.sort(rng.permutation(len(ids))[: int(np.ceil(0.2 * len(ids)))])])
     best = ndcg_score(y[held_out], ranker.to_local().predict(X[held_out]), groups=qid[held_out], k=10)

@@ -165,14 +165,17 @@ def test_fitted_on_a_dataframe(data):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["fit32", "fit64"])
-def test_large_feature_means_keep_float32_precision(dtype):
+@pytest.mark.parametrize("scaling", ["standard", "piecewise"])
+def test_large_feature_means_keep_float32_precision(dtype, scaling):
     # Features 1e4 + N(0, 1): standardizing subtracts a mean 1e4 times the
-    # spread. Folded into the first layer (W / scale, b - mean / scale @ W),
-    # float32 would cancel about 4 of its 7 digits; a float64 mean rounded
-    # to float32 alone is off by up to 5e-4 standard deviations.
+    # spread (and the encoding bin edges of that size). Folded into the first
+    # layer (W / scale, b - mean / scale @ W), float32 would cancel about 4
+    # of its 7 digits; a float64 mean rounded to float32 alone is off by up
+    # to 5e-4 standard deviations.
     X, y, qid = make_ranking(n_queries=12, n_features=6, n_informative=4, max_docs=12, random_state=1)
     X = 1e4 + X
-    model = fit(LambdaRankRanker, X.astype(dtype), y, qid, hidden_layer_sizes=(8,), max_iter=20)
+    model = fit(LambdaRankRanker, X.astype(dtype), y, qid, hidden_layer_sizes=(8,), max_iter=20,
+                feature_scaling=scaling)
     X32 = X.astype(np.float32)
     expected = model.predict(X32)
     assert np.ptp(expected) > 0.1  # the scores do depend on the features
