@@ -157,10 +157,13 @@ def test_scaling_inside_is_scaling_before(Ranker, kind):
 
 
 @pytest.mark.parametrize("Ranker", RANKERS)
-def test_sparse_input_trains_the_dense_model(Ranker):
+@pytest.mark.parametrize("kind", ["piecewise", "standard", "log1p"])
+def test_sparse_input_trains_the_dense_model(Ranker, kind):
+    """CSR is never densified (its first layer is folded, or it is encoded
+    to CSR), and trains the model dense X trains."""
     X, y, qid = make_ranking(30, n_features=6, n_informative=3, random_state=1)
     X[np.random.default_rng(0).random(X.shape) < 0.5] = 0.0
-    params = dict(hidden_layer_sizes=(4,), max_iter=5, random_state=0)
+    params = dict(hidden_layer_sizes=(4,), max_iter=5, random_state=0, feature_scaling=kind)
     dense = Ranker(**params).fit(X, y, groups=qid)
     sparse = Ranker(**params).fit(sp.csr_matrix(X), y, groups=qid)
     assert_same_training(sparse.predict(sp.csr_matrix(X)), dense.predict(X))

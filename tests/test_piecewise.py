@@ -179,17 +179,6 @@ def test_piecewise_inside_is_the_encoding_before(Ranker):
     assert_same_training(inside.predict(X), before.predict(X))
 
 
-@pytest.mark.parametrize("Ranker", RANKERS)
-def test_sparse_input_trains_the_dense_model(Ranker):
-    X, y, qid = make_ranking(30, n_features=6, n_informative=3, random_state=1)
-    X[np.random.default_rng(0).random(X.shape) < 0.5] = 0.0
-    params = dict(hidden_layer_sizes=(4,), max_iter=5, random_state=0, feature_scaling="piecewise")
-    dense = Ranker(**params).fit(X, y, groups=qid)
-    sparse = Ranker(**params).fit(sp.csr_matrix(X), y, groups=qid)
-    assert_same_training(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
-    assert_same_training(sparse.predict(X), dense.predict(X))
-
-
 def test_lbfgs_trains_on_the_encoded_inputs():
     X, y, qid = make_ranking(30, n_features=5, n_informative=3, random_state=2)
     params = dict(hidden_layer_sizes=(4,), max_iter=20, random_state=0, solver="lbfgs")
