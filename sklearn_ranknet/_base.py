@@ -69,6 +69,7 @@ class BaseRanker(BaseEstimator):
         "feature_scaling": [StrOptions(set(FEATURE_SCALINGS)), None],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "input_noise": [Interval(Real, 0, None, closed="left")],
+        "ema_momentum": [Interval(Real, 0, 1, closed="left")],
         "query_column": QUERY_COLUMN_CONSTRAINT,
     }
 
@@ -97,6 +98,7 @@ class BaseRanker(BaseEstimator):
         feature_scaling,
         dropout,
         input_noise,
+        ema_momentum,
         query_column,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -119,6 +121,7 @@ class BaseRanker(BaseEstimator):
         self.feature_scaling = feature_scaling
         self.dropout = dropout
         self.input_noise = input_noise
+        self.ema_momentum = ema_momentum
         self.query_column = query_column
 
     # ------------------------------------------------------------------
@@ -169,6 +172,7 @@ class BaseRanker(BaseEstimator):
         # Like MLPRegressor: each fit starts a new optimizer, so changed
         # hyperparameters apply; only partial_fit carries its state on.
         self.__dict__.pop("_optimizer", None)
+        self.__dict__.pop("_weight_average", None)
         X, groups = features_and_groups(X, groups, self.query_column)
         return self._fit(X, y, groups, sample_weight, incremental=False)
 
@@ -298,7 +302,7 @@ class BaseRanker(BaseEstimator):
 
     def _reset(self):
         for name in (
-            "coefs_", "intercepts_", "_optimizer", "loss_curve_", "validation_scores_",
+            "coefs_", "intercepts_", "_optimizer", "_weight_average", "loss_curve_", "validation_scores_",
             *INPUT_SCALING_ATTRIBUTES,
         ):
             self.__dict__.pop(name, None)
@@ -353,7 +357,7 @@ class BaseRanker(BaseEstimator):
         except BaseException:
             if first_call:  # no half-trained model may pass check_is_fitted
                 for name in (
-                    "coefs_", "intercepts_", "_optimizer", "n_features_in_", "feature_names_in_",
+                    "coefs_", "intercepts_", "_optimizer", "_weight_average", "n_features_in_", "feature_names_in_",
                     *INPUT_SCALING_ATTRIBUTES,
                 ):
                     self.__dict__.pop(name, None)

@@ -44,8 +44,10 @@ class RankNetRanker(BaseRanker):
         epochs (the default, chosen by cross-validation, stops before the
         network overfits small data). With early stopping, any rise of the
         validation NDCG@10 resets it.
-    n_iter_no_change : int, default=10
+    n_iter_no_change : int, default=5
         Epochs without improvement (see ``tol``) before training stops.
+        ``MLPRegressor`` waits 10; here 5 ranked the same in the defaults
+        study, small data and large, in a quarter less time on large data.
     early_stopping : bool or "auto", default="auto"
         Hold out ``validation_fraction`` of the *queries*, monitor their
         NDCG@10 after every epoch, stop when it stops improving and keep the
@@ -98,6 +100,17 @@ class RankNetRanker(BaseRanker):
         Standard deviation of Gaussian noise added to the standardized
         inputs during training only. Sparse minibatches are made dense when
         it is positive.
+    ema_momentum : float in [0, 1), default=0.0
+        Keep an exponential moving average of the weights over the
+        optimizer's steps (Polyak averaging, Keras's ``ema_momentum``) and
+        fit the average: the validation score, ``loss_curve_`` and the
+        fitted ``coefs_`` are the average's. It spans about
+        ``1 / (1 - ema_momentum)`` minibatch steps and smooths their noise,
+        a cheap relative of averaging several models: 0.999 gained
+        0.007-0.014 NDCG@10 on the Yahoo LTR sample's training folds, little
+        or nothing on synthetic data, and early stopping then runs more
+        epochs (User Guide, "Choosing"). 0 keeps the last step's weights.
+        Only with "adam" or "sgd"; ``partial_fit`` carries the average on.
     query_column : str, int or None, default=None
         Where the query ids travel inside ``X``: a DataFrame column name, or
         a column position (for arrays, sparse matrices and DataFrames).
@@ -195,7 +208,7 @@ class RankNetRanker(BaseRanker):
         learning_rate_init=3e-3,
         max_iter=300,
         tol=3e-3,
-        n_iter_no_change=10,
+        n_iter_no_change=5,
         early_stopping="auto",
         validation_fraction=0.1,
         momentum=0.9,
@@ -207,6 +220,7 @@ class RankNetRanker(BaseRanker):
         feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
+        ema_momentum=0.0,
         query_column=None,
         pair_targets="hard",
     ):
@@ -231,6 +245,7 @@ class RankNetRanker(BaseRanker):
             feature_scaling=feature_scaling,
             dropout=dropout,
             input_noise=input_noise,
+            ema_momentum=ema_momentum,
             query_column=query_column,
         )
         self.pair_targets = pair_targets

@@ -33,7 +33,7 @@ from . import _network
 from ._groups import group_rows, query_of_row, query_weights, segments_of
 from ._jit import as_kernel_array, map_blocks
 from ._objectives import label_sorted_order
-from ._optim import SGD, Adam
+from ._optim import SGD, Adam, WeightAverage
 from .metrics import _grouped_ndcg_values, _mean_over_queries
 
 #: Cut-off of the NDCG used by ``score`` and by early stopping.
@@ -208,12 +208,13 @@ def fit_stochastic(ranker, data, incremental):
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
     monitor = EpochMonitor(ranker, early_stopping)
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)
+    params = ranker.coefs_ + ranker.intercepts_  # the optimizer updates these arrays in place
     if not hasattr(ranker, "_optimizer"):
-        params = ranker.coefs_ + ranker.intercepts_
         if ranker.solver == "sgd":
             ranker._optimizer = SGD(params, ranker.learning_rate_init, momentum=ranker.momentum)
         else:
             ranker._optimizer = Adam(params, ranker.learning_rate_init)
+    averaging = _weight_average(ranker, params)
     batch_size = ranker._batch_size(train.n_queries)
     n_threads = ranker._n_threads()
     stopped = False
@@ -222,16 +223,44 @@ def fit_stochastic(ranker, data, incremental):
         order = ranker._random_state.permutation(train.n_queries)
         for positions, queries, offsets in _epoch_batches(train, order, batch_size):
             _step(ranker, train, positions, queries, offsets, n_threads)
+            if averaging is not None:
+                averaging.update(params)
         _check_finite(ranker)
+        # The epoch is judged on the model fit would return: with weight
+        # averaging, the average (the trained weights come back after).
+        trained = averaging.put_into(params) if averaging is not None else None
         value = objective_value(ranker, loss_sample)
         score = validation_score(ranker, val) if early_stopping else None
         stopped = monitor.record(value, score, started, incremental=incremental)
+        if trained is not None:
+            for param, weights in zip(params, trained):
+                param[...] = weights
         if stopped:
             break
     best_params = monitor.finish(stopped)
+    if averaging is not None:
+        averaging.hand_over(params)
     if best_params is not None:  # in place: the optimizer holds these arrays
-        for param, best in zip(ranker.coefs_ + ranker.intercepts_, best_params):
+        for param, best in zip(params, best_params):
             param[...] = best
+
+
+def _weight_average(ranker, params):
+    """The running average of the weights (``ema_momentum > 0``), carried
+    from one ``partial_fit`` to the next as the optimizer is (a new one if
+    ``ema_momentum`` changed), or None. Either way the trained weights go
+    back in place of the average the last call left."""
+    averaging = getattr(ranker, "_weight_average", None)
+    if averaging is not None:
+        averaging.resume(params)
+        if averaging.momentum != ranker.ema_momentum:  # changed between partial_fit calls
+            averaging = None
+    if not ranker.ema_momentum:
+        ranker.__dict__.pop("_weight_average", None)
+        return None
+    if averaging is None:
+        averaging = ranker._weight_average = WeightAverage(params, ranker.ema_momentum)
+    return averaging
 
 
 class EpochMonitor:

@@ -544,6 +544,11 @@ class _DaskRanker:
                 'The Dask rankers train with a stochastic solver ("adam" or "sgd"). For '
                 "L-BFGS, fit the in-memory ranker on data that fits in memory."
             )
+        if self.ema_momentum:
+            raise ValueError(
+                "The Dask rankers do not average weights yet; set ema_momentum=0 (or "
+                "fit the in-memory ranker)."
+            )
         client = _get_client(self.client)
         if not (self.warm_start and hasattr(self, "coefs_")):
             self._reset()
@@ -764,7 +769,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         learning_rate_init=1e-3,
         max_iter=300,
         tol=3e-3,
-        n_iter_no_change=10,
+        n_iter_no_change=5,
         early_stopping="auto",
         validation_fraction=0.1,
         momentum=0.9,
@@ -776,6 +781,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
+        ema_momentum=0.0,
         query_column=None,
         metric="ndcg",
         k=None,
@@ -806,7 +812,7 @@ class DaskRankNetRanker(_DaskRanker, RankNetRanker):
         learning_rate_init=3e-3,
         max_iter=300,
         tol=3e-3,
-        n_iter_no_change=10,
+        n_iter_no_change=5,
         early_stopping="auto",
         validation_fraction=0.1,
         momentum=0.9,
@@ -818,6 +824,7 @@ class DaskRankNetRanker(_DaskRanker, RankNetRanker):
         feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
+        ema_momentum=0.0,
         query_column=None,
         pair_targets="hard",
         client=None,
@@ -845,7 +852,7 @@ class DaskListNetRanker(_DaskRanker, ListNetRanker):
         learning_rate_init=1e-3,
         max_iter=300,
         tol=3e-3,
-        n_iter_no_change=10,
+        n_iter_no_change=5,
         early_stopping="auto",
         validation_fraction=0.1,
         momentum=0.9,
@@ -857,6 +864,7 @@ class DaskListNetRanker(_DaskRanker, ListNetRanker):
         feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
+        ema_momentum=0.0,
         query_column=None,
         gain="exponential",
         client=None,

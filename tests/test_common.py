@@ -10,7 +10,7 @@ ESTIMATORS = [
     RankNetRanker(hidden_layer_sizes=(5,), solver="lbfgs", max_iter=20, random_state=0),
     RankNetRanker(pair_targets="soft", dropout=0.2, input_noise=0.1, max_iter=20, random_state=0),
     LambdaRankRanker(max_iter=20, random_state=0),
-    LambdaRankRanker(hidden_layer_sizes=(5,), metric="map", k=3, max_iter=20, random_state=0),
+    LambdaRankRanker(hidden_layer_sizes=(5,), metric="map", k=3, ema_momentum=0.9, max_iter=20, random_state=0),
     LambdaRankRanker(pair_weighting="ndcg_loss2++", k=5, feature_scaling=None, max_iter=20, random_state=0),
     ListNetRanker(max_iter=20, random_state=0),
     ListNetRanker(hidden_layer_sizes=(5,), solver="lbfgs", max_iter=20, random_state=0),

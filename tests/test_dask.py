@@ -380,6 +380,8 @@ def test_input_errors(client, data):
         skd.DaskLambdaRankRanker().fit(dX, dy.rechunk(400), groups=dq)
     with pytest.raises(ValueError, match="stochastic solver"):
         skd.DaskRankNetRanker(solver="lbfgs").fit(dX, dy, groups=dq)
+    with pytest.raises(ValueError, match="ema_momentum=0"):
+        skd.DaskListNetRanker(ema_momentum=0.99).fit(dX, dy, groups=dq)
     with pytest.raises(ValueError, match="non-negative|>= 0|negative"):
         skd.DaskRankNetRanker(**QUICK).fit(dX, dy - 5, groups=dq)
     ranker = skd.DaskRankNetRanker(**QUICK)
