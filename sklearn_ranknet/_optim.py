@@ -248,7 +248,8 @@ class WeightAverage:
         Steps averaged so far.
     trained : list of ndarray or None
         The trained weights, while the arrays they live in hold the average
-        between two ``partial_fit`` calls (see :meth:`hand_over`).
+        (between :meth:`hand_over` and :meth:`resume`: while an epoch is
+        judged, and from the end of a fit to the next ``partial_fit``).
     """
 
     def __init__(self, params, momentum):
@@ -271,13 +272,14 @@ class WeightAverage:
         correction = 1.0 - self.momentum**self.t
         return [(s / s.dtype.type(correction)).astype(s.dtype, copy=False) for s in self.sums]
 
-    def put_into(self, params):
-        """Write the average into ``params`` in place (the arrays the
-        optimizer updates); returns copies of the weights they held."""
-        held = [p.copy() for p in params]
-        for p, a in zip(params, self.average()):
-            p[...] = a
-        return held
+    def hand_over(self, params):
+        """Put the average into ``params`` in place (the arrays the optimizer
+        updates, so that the model predicts with it), keeping the trained
+        weights for :meth:`resume`."""
+        if self.t and self.trained is None:
+            self.trained = [p.copy() for p in params]
+            for p, a in zip(params, self.average()):
+                p[...] = a
 
     def resume(self, params):
         """Put the trained weights back into ``params`` before training on,
@@ -286,9 +288,3 @@ class WeightAverage:
             for p, w in zip(params, self.trained):
                 p[...] = w
             self.trained = None
-
-    def hand_over(self, params):
-        """At the end of a fit: the average goes into ``params`` (the model),
-        and the trained weights are kept for the next ``partial_fit``."""
-        if self.t:
-            self.trained = self.put_into(params)

@@ -227,14 +227,14 @@ def fit_stochastic(ranker, data, incremental):
                 averaging.update(params)
         _check_finite(ranker)
         # The epoch is judged on the model fit would return: with weight
-        # averaging, the average (the trained weights come back after).
-        trained = averaging.put_into(params) if averaging is not None else None
+        # averaging, the average (the trained weights go back after).
+        if averaging is not None:
+            averaging.hand_over(params)
         value = objective_value(ranker, loss_sample)
         score = validation_score(ranker, val) if early_stopping else None
         stopped = monitor.record(value, score, started, incremental=incremental)
-        if trained is not None:
-            for param, weights in zip(params, trained):
-                param[...] = weights
+        if averaging is not None:
+            averaging.resume(params)
         if stopped:
             break
     best_params = monitor.finish(stopped)
