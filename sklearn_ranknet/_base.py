@@ -33,6 +33,12 @@ from .metrics import ndcg_score
 AUTO_EARLY_STOPPING_ROWS = 10_000
 
 
+#: What stochastic training carries from one ``partial_fit`` to the next
+#: (and what each ``fit`` starts afresh): the optimizer, and the moving
+#: average of the weights with the trained weights it stands in for.
+OPTIMIZER_STATE = ("_optimizer", "_weight_average")
+
+
 class BaseRanker(BaseEstimator):
     """Pairwise neural ranker trained on per-document lambdas."""
 
@@ -171,8 +177,8 @@ class BaseRanker(BaseEstimator):
             self._reset()
         # Like MLPRegressor: each fit starts a new optimizer, so changed
         # hyperparameters apply; only partial_fit carries its state on.
-        self.__dict__.pop("_optimizer", None)
-        self.__dict__.pop("_weight_average", None)
+        for name in OPTIMIZER_STATE:
+            self.__dict__.pop(name, None)
         X, groups = features_and_groups(X, groups, self.query_column)
         return self._fit(X, y, groups, sample_weight, incremental=False)
 
@@ -302,7 +308,7 @@ class BaseRanker(BaseEstimator):
 
     def _reset(self):
         for name in (
-            "coefs_", "intercepts_", "_optimizer", "_weight_average", "loss_curve_", "validation_scores_",
+            "coefs_", "intercepts_", *OPTIMIZER_STATE, "loss_curve_", "validation_scores_",
             *INPUT_SCALING_ATTRIBUTES,
         ):
             self.__dict__.pop(name, None)
@@ -357,7 +363,7 @@ class BaseRanker(BaseEstimator):
         except BaseException:
             if first_call:  # no half-trained model may pass check_is_fitted
                 for name in (
-                    "coefs_", "intercepts_", "_optimizer", "_weight_average", "n_features_in_", "feature_names_in_",
+                    "coefs_", "intercepts_", *OPTIMIZER_STATE, "n_features_in_", "feature_names_in_",
                     *INPUT_SCALING_ATTRIBUTES,
                 ):
                     self.__dict__.pop(name, None)

@@ -86,7 +86,7 @@ from sklearn.utils.validation import _check_feature_names, _check_n_features, ch
 
 from . import _dask_training
 from . import metrics as _metrics
-from ._base import check_groups_for_score
+from ._base import OPTIMIZER_STATE, check_groups_for_score
 from ._groups import QueryGroups, query_weights
 from ._inputs import INPUT_SCALING_ATTRIBUTES
 from ._lambdarank import LambdaRankRanker
@@ -552,7 +552,8 @@ class _DaskRanker:
         client = _get_client(self.client)
         if not (self.warm_start and hasattr(self, "coefs_")):
             self._reset()
-        self.__dict__.pop("_optimizer", None)
+        for name in OPTIMIZER_STATE:
+            self.__dict__.pop(name, None)
         first_call = not hasattr(self, "coefs_")
         try:
             shards = self._shards(client, X, y, groups, sample_weight, first_call)
