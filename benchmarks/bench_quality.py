@@ -61,7 +61,7 @@ RANKERS = ("LambdaRankRanker", "RankNetRanker", "ListNetRanker")
 METRICS = {"ndcg1": "NDCG@1", "ndcg3": "NDCG@3", "ndcg5": "NDCG@5", "ndcg10": "NDCG@10", "map": "MAP"}
 GRIDS = {
     "LambdaRankRanker": {"learning_rate_init": [1e-3, 3e-3], "hidden_layer_sizes": [(64,), (128,)],
-                         "alpha": [1e-3, 1e-2]},
+                         "alpha": [1.5, 15.0]},
     "LGBMRanker": {"num_leaves": [15, 31], "learning_rate": [0.05, 0.1], "n_estimators": [100, 300]},
 }
 # Seeds of the bare, the bagged and the tuned rows: full run, --quick.

@@ -58,7 +58,7 @@ DATASETS = ("yahoo", "small", "noisy", "medium")
 COORDINATES = {
     "tol": [{"tol": t} for t in (1e-3, 3e-3, 1e-2)],
     "learning_rate_init": [{"learning_rate_init": lr} for lr in (1e-3, 3e-3)],
-    "alpha": [{"alpha": a} for a in (1e-4, 1e-3, 1e-2)],
+    "alpha": [{"alpha": a} for a in (0.5, 1.5, 5.0, 15.0, 50.0)],
     "dropout": [{"dropout": d} for d in (0.0, 0.1, 0.3)],
     "input_noise": [{"input_noise": n} for n in (0.0, 0.3, 1.0)],
     "hidden_layer_sizes": [{"hidden_layer_sizes": h} for h in ((64,), (128,))],

@@ -51,7 +51,7 @@ from ._inputs import (
 from ._jit import single_threaded_blas
 from ._optim import SGD, Adam
 from ._training import (
-    SCORE_K, EpochMonitor, TrainingSet, _check_finite, _epoch_batches, _loss_sample, _scores,
+    SCORE_K, EpochMonitor, TrainingSet, _check_finite, _epoch_batches, _l2_strength, _loss_sample, _scores,
     _step, split_validation,
 )
 from ._validation import check_relevance_labels, label_remedy
@@ -144,11 +144,12 @@ class Shard:
             return None
         return feature_moments(kind, self.data.X, self.data.rows, encoding)
 
-    def split(self, train_queries, val_queries, loss_queries, scaling):
+    def split(self, train_queries, val_queries, loss_queries, scaling, l2):
         """A copy whose training, validation and loss sets are the given
-        queries (positions in ``data``), with the global input scaling."""
+        queries (positions in ``data``), with the global input scaling and
+        L2 weight (``alpha`` over all shards' training queries)."""
         shard = copy.copy(self)
-        shard.scaling = scaling
+        shard.scaling, shard.l2 = scaling, l2
         if self.data is None:
             return shard
         make = self.template._make_objective
@@ -173,7 +174,7 @@ class Shard:
         n_layers = len(params) // 2
         ranker.coefs_ = [np.array(p) for p in params[:n_layers]]
         ranker.intercepts_ = [np.array(p) for p in params[n_layers:]]
-        ranker._input_scaling = self.scaling
+        ranker._input_scaling, ranker._l2 = self.scaling, self.l2
         ranker._random_state = np.random.RandomState(seed)
         ranker.t_ = 0
         return ranker
@@ -201,8 +202,8 @@ def shard_moments(shard, kind, encoding):
     return shard.moments(kind, encoding)
 
 
-def split_shard(shard, train_queries, val_queries, loss_queries, scaling):
-    return shard.split(train_queries, val_queries, loss_queries, scaling)
+def split_shard(shard, train_queries, val_queries, loss_queries, scaling, l2):
+    return shard.split(train_queries, val_queries, loss_queries, scaling, l2)
 
 
 def new_optimizer(ranker, params):
@@ -482,11 +483,12 @@ class _Plan:
         early_stopping = ranker._uses_early_stopping(table.n_rows, table.n_queries, False)
         self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
         self.loss = _loss_sample(self.train, ranker._random_state, None)
+        ranker._l2 = _l2_strength(ranker, self.train)
         self.shards = [
             client.submit(
                 split_shard, shard, self.train.local_queries(i),
                 None if self.val is None else self.val.local_queries(i), self.loss.local_queries(i),
-                ranker._input_scaling, pure=False,
+                ranker._input_scaling, ranker._l2, pure=False,
             )
             for i, shard in enumerate(shards)
         ]
@@ -508,7 +510,7 @@ class _Plan:
         from the shards' per-query numbers, put back in global query order
         (so that the means add up in the in-memory order)."""
         costs = self.loss.in_order([c for c, _ in evaluations])
-        value = self.loss.mean_of(costs) + _network.l2_penalty(ranker.coefs_, ranker.alpha)
+        value = self.loss.mean_of(costs) + _network.l2_penalty(ranker.coefs_, ranker._l2)
         if self.val is None:
             return value, None
         scores = self.val.in_order([v for _, v in evaluations])

@@ -29,8 +29,14 @@ class LambdaRankRanker(BaseRanker):
     solver : {"adam", "sgd"}, default="adam"
         LambdaRank's gradients belong to no fixed objective, so L-BFGS does
         not apply.
-    alpha : float, default=1e-2
-        L2 penalty on the weights (not the intercepts).
+    alpha : float, default=5.0
+        L2 penalty on the weights (not the intercepts), weighed against the
+        *sum* of the training queries' costs as in ``Ridge``: the objective
+        is the mean query cost plus ``alpha / (2 * n_queries)`` times the
+        squared weights, so the penalty's pull fades as the training set
+        grows. ``n_queries`` counts the queries trained on (their summed
+        query weight if weighted; without the early-stopping hold-out;
+        those of the call in ``partial_fit``).
     batch_size : int or "auto", default=16
         Number of whole *queries* per minibatch (at most n_queries); "auto"
         is min(32, n_queries), the other rankers' default. 16 was chosen by
@@ -226,7 +232,7 @@ class LambdaRankRanker(BaseRanker):
         *,
         activation="relu",
         solver="adam",
-        alpha=1e-2,
+        alpha=5.0,
         batch_size=16,
         learning_rate_init=1e-3,
         max_iter=300,

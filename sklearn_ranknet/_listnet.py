@@ -14,10 +14,11 @@ class ListNetRanker(BaseRanker):
     one, softmax(sigma * s).
     The cost of a query is their cross-entropy (TF-Ranking's
     ``softmax_loss``), and the objective is the mean over queries plus
-    ``alpha / 2`` times the squared weights. A query whose labels are all 0
-    has no target and adds nothing. Unlike the pairwise rankers, a query of
-    n documents costs O(n), whatever n, and with ``gain="linear"`` labels may
-    be any non-negative reals (e.g. click-through rates).
+    ``alpha / (2 * n_queries)`` times the squared weights. A query whose
+    labels are all 0 has no target and adds nothing. Unlike the pairwise
+    rankers, a query of n documents costs O(n), whatever n, and with
+    ``gain="linear"`` labels may be any non-negative reals (e.g.
+    click-through rates).
 
     The listwise softmax loss was the most consistent loss for neural
     rankers in Qin et al., "Are Neural Rankers still Outperformed by
@@ -35,8 +36,14 @@ class ListNetRanker(BaseRanker):
     solver : {"adam", "sgd", "lbfgs"}, default="adam"
         "lbfgs" optimizes the whole objective with scipy's L-BFGS-B; it suits
         small data.
-    alpha : float, default=3e-2
-        L2 penalty on the weights (not the intercepts).
+    alpha : float, default=15.0
+        L2 penalty on the weights (not the intercepts), weighed against the
+        *sum* of the training queries' costs as in ``Ridge``: the objective
+        is the mean query cost plus ``alpha / (2 * n_queries)`` times the
+        squared weights, so the penalty's pull fades as the training set
+        grows. ``n_queries`` counts the queries trained on (their summed
+        query weight if weighted; without the early-stopping hold-out;
+        those of the call in ``partial_fit``).
     batch_size : int or "auto", default="auto"
         Number of whole *queries* per minibatch; "auto" is min(32, n_queries).
     learning_rate_init : float, default=1e-3
@@ -209,7 +216,7 @@ class ListNetRanker(BaseRanker):
         *,
         activation="relu",
         solver="adam",
-        alpha=3e-2,
+        alpha=15.0,
         batch_size="auto",
         learning_rate_init=1e-3,
         max_iter=300,

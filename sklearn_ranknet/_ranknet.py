@@ -13,9 +13,9 @@ class RankNetRanker(BaseRanker):
     predicts P(i above j) = 1 / (1 + exp(-sigma * (s_i - s_j))) and minimizes
     the cross-entropy against the label order. The cost of a query is the
     mean over its label-differing pairs, and the objective is the mean over
-    queries plus ``alpha / 2`` times the squared weights. A Numba kernel
-    turns the pairs of each query into one gradient per document, so the
-    network's backward pass costs O(n_samples).
+    queries plus ``alpha / (2 * n_queries)`` times the squared weights. A
+    Numba kernel turns the pairs of each query into one gradient per
+    document, so the network's backward pass costs O(n_samples).
 
     The scoring function is linear (``hidden_layer_sizes=()``) or a
     multilayer perceptron, with the parameters of ``MLPRegressor``.
@@ -29,8 +29,14 @@ class RankNetRanker(BaseRanker):
     solver : {"adam", "sgd", "lbfgs"}, default="adam"
         "lbfgs" optimizes the whole objective with scipy's L-BFGS-B (RankNet's
         cost is a true objective); it suits small data.
-    alpha : float, default=1e-3
-        L2 penalty on the weights (not the intercepts).
+    alpha : float, default=1.5
+        L2 penalty on the weights (not the intercepts), weighed against the
+        *sum* of the training queries' costs as in ``Ridge``: the objective
+        is the mean query cost plus ``alpha / (2 * n_queries)`` times the
+        squared weights, so the penalty's pull fades as the training set
+        grows. ``n_queries`` counts the queries trained on (their summed
+        query weight if weighted; without the early-stopping hold-out;
+        those of the call in ``partial_fit``).
     batch_size : int or "auto", default="auto"
         Number of whole *queries* per minibatch; "auto" is min(32, n_queries).
     learning_rate_init : float, default=3e-3
@@ -203,7 +209,7 @@ class RankNetRanker(BaseRanker):
         *,
         activation="relu",
         solver="adam",
-        alpha=1e-3,
+        alpha=1.5,
         batch_size="auto",
         learning_rate_init=3e-3,
         max_iter=300,

@@ -157,7 +157,7 @@ def objective_value(ranker, data):
     positions = np.arange(len(data.rows))
     queries = np.arange(data.n_queries)
     _, cost = data.objective.gradient(scores, positions, queries, data.offsets, with_cost=True)
-    return data.mean_of_queries(cost) + _network.l2_penalty(ranker.coefs_, ranker.alpha)
+    return data.mean_of_queries(cost) + _network.l2_penalty(ranker.coefs_, ranker._l2)
 
 
 def validation_score(ranker, data):
@@ -201,6 +201,21 @@ def _epoch_batches(data, order, batch_size):
         yield positions[lo:hi], order[start:stop], offsets[start : stop + 1] - lo
 
 
+def _l2_strength(ranker, data):
+    """The L2 weight on the mean-per-query objective of ``data``.
+
+    ``alpha`` weighs the penalty against the *sum* of the training queries'
+    costs, as Ridge's ``alpha`` does and ``MLPRegressor``'s does for a full
+    batch, so its pull fades as the training set grows: the cross-validated
+    best penalty fell about tenfold from 150 to 1,000 training queries on
+    MSLR-shaped data (benchmarks/results/tune_defaults.md, sixth look). The
+    queries are counted by their weights, so that a weight of 2 is the query
+    given twice and a weight of 0 leaves it out, penalty included.
+    """
+    n_queries = data.n_queries if data.weights is None else float(data.weights.sum())
+    return ranker.alpha / n_queries
+
+
 def fit_stochastic(ranker, data, incremental):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
     or until the loss (or the validation NDCG) stops improving."""
@@ -215,6 +230,7 @@ def fit_stochastic(ranker, data, incremental):
         else:
             ranker._optimizer = Adam(params, ranker.learning_rate_init)
     averaging = _weight_average(ranker, params)
+    ranker._l2 = _l2_strength(ranker, train)
     batch_size = ranker._batch_size(train.n_queries)
     n_threads = ranker._n_threads()
     stopped = False
@@ -381,7 +397,7 @@ def _step(ranker, train, positions, queries, offsets, n_threads):
             total += part
     ranker._model_gradient(train.X, coef_grads, intercept_grads)
     _freeze_output_intercept(intercept_grads)
-    _network.add_l2(coef_grads, ranker.coefs_, ranker.alpha)
+    _network.add_l2(coef_grads, ranker.coefs_, ranker._l2)
     ranker._optimizer.update(coef_grads + intercept_grads)
     ranker.t_ += len(positions)
 
@@ -414,6 +430,7 @@ def fit_lbfgs(ranker, data):
     """L-BFGS-B on the whole objective (RankNet only)."""
     sizes = _network.layer_sizes(ranker.coefs_[0].shape[0], ranker._hidden_layer_sizes())  # encoded inputs
     n_queries = data.n_queries
+    ranker._l2 = _l2_strength(ranker, data)
     all_queries = np.arange(n_queries)
     positions = np.arange(len(data.rows))
     # Full batches run on the caller's rows in their own order: the scores
@@ -443,8 +460,8 @@ def fit_lbfgs(ranker, data):
         if scaling is not None:
             scaling.model_gradient(X, coef_grads, intercept_grads)
         _freeze_output_intercept(intercept_grads)
-        _network.add_l2(coef_grads, coefs, ranker.alpha)
-        value = data.mean_of_queries(cost) + _network.l2_penalty(coefs, ranker.alpha)
+        _network.add_l2(coef_grads, coefs, ranker._l2)
+        value = data.mean_of_queries(cost) + _network.l2_penalty(coefs, ranker._l2)
         return value, _network.pack(coef_grads, intercept_grads)
 
     ranker.loss_curve_ = []

@@ -124,9 +124,13 @@ def test_unit_weights_train_the_unweighted_model(Ranker):
     plain = Ranker(**params).fit(X, y, groups=qid)
     weighted = Ranker(**params).fit(X, y, groups=qid, sample_weight=np.ones(len(y)))
     assert_same_training(weighted.predict(X), plain.predict(X))
-    # A common factor changes nothing either: the weights are relative.
+    # A common factor c is c copies of the data: the query costs keep their
+    # relative weights, and the penalty, weighed against their sum, is
+    # alpha / c.
     scaled = Ranker(**params).fit(X, y, groups=qid, sample_weight=np.full(len(y), 7.0))
-    assert_same_training(scaled.predict(X), plain.predict(X))
+    lighter = Ranker(**params, alpha=Ranker().alpha / 7.0).fit(X, y, groups=qid)
+    assert_same_training(scaled.predict(X), lighter.predict(X))
+    assert not np.allclose(scaled.predict(X), plain.predict(X))
 
 
 @pytest.mark.parametrize(

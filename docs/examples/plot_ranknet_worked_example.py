@@ -47,7 +47,7 @@ groups = np.zeros(len(y))
 # ``X``; L-BFGS minimizes the whole objective (RankNet's cost is a true
 # objective), which suits a problem this small.
 ranker = RankNetRanker(
-    hidden_layer_sizes=(), feature_scaling=None, solver="lbfgs", tol=1e-4, random_state=0
+    hidden_layer_sizes=(), feature_scaling=None, solver="lbfgs", tol=1e-4, alpha=1e-3, random_state=0
 )
 ranker.fit(X, y, groups=groups)
 
@@ -61,14 +61,16 @@ print(f"L-BFGS iterations: {ranker.n_iter_}, final objective: {ranker.loss_curve
 # %%
 # The weights have the signs the data suggests, positive, positive, negative,
 # and the scores order the documents exactly by label. The L2 penalty
-# (``alpha=1e-4``) keeps the weights finite: without it, separable pairs push
-# them to infinity.
+# (``alpha=1e-3``, light: the default is weighed against the sum of the
+# query costs, and there is one query here) keeps the weights finite:
+# without it, separable pairs push them to infinity.
 #
 # The objective by hand
 # ---------------------
 # The pairs are all six (i, j) with :math:`y_i > y_j`. The cost of a pair is
 # :math:`\log(1 + e^{-\sigma (s_i - s_j)})`, the query's cost the mean over
-# its pairs, plus :math:`\frac{\alpha}{2} \lVert w \rVert^2`. Recomputed from
+# its pairs, plus :math:`\frac{\alpha}{2 n} \lVert w \rVert^2` for
+# :math:`n` training queries (one here). Recomputed from
 # the learned weights, it matches the ranker's last ``loss_curve_`` entry.
 sigma, alpha = ranker.sigma, ranker.alpha
 pairs = [(i, j) for i in range(4) for j in range(4) if y[i] > y[j]]
@@ -77,7 +79,8 @@ pairs = [(i, j) for i in range(4) for j in range(4) if y[i] > y[j]]
 def cost(w, b=0.0):
     s = X @ w + b
     pair_costs = [np.logaddexp(0.0, -sigma * (s[i] - s[j])) for i, j in pairs]
-    return np.mean(pair_costs) + 0.5 * alpha * w @ w
+    n_queries = 1
+    return np.mean(pair_costs) + 0.5 * alpha / n_queries * w @ w
 
 
 print(f"objective by hand:  {cost(w, ranker.intercepts_[0][0]):.6f}")
