@@ -165,9 +165,10 @@ class BaseRanker(BaseEstimator):
             (an error otherwise), >= 0: a query's contribution to the
             training objective, and to the early-stopping score, is scaled
             by its weight (a weighted mean over queries), as in XGBoost's and
-            LightGBM's rankers. ``None`` weighs queries equally. As with
-            ``Ridge``, a weight of 2 is the query given twice, so a common
-            factor on all weights weakens the ``alpha`` penalty by as much.
+            LightGBM's rankers. ``None`` weighs queries equally. Weights
+            are relative: a common factor changes nothing (the ``alpha``
+            penalty counts the queries with a positive weight, not their
+            total weight).
 
         Returns
         -------

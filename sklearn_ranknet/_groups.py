@@ -258,7 +258,7 @@ def groups_from_sizes(sizes):
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
 
 
-def query_weights(query_groups, sample_weight, *, input_name="sample_weight"):
+def query_weights(query_groups, sample_weight, *, input_name="sample_weight", relative=False):
     """One weight per query from per-row weights that are constant within
     each query (the convention of XGBoost's and LightGBM's rankers).
 
@@ -267,6 +267,10 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight"):
     query_groups : QueryGroups
     sample_weight : array-like of shape (n_samples,) or None
         Per-row weights, finite and >= 0, equal on every row of a query.
+    relative : bool, default=False
+        Divide by the largest weight, for callers to whom the weights'
+        scale does not matter: sums of weights near the float maximum would
+        overflow to inf and turn a weighted mean into nan.
 
     Returns
     -------
@@ -307,4 +311,4 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight"):
         )
     if not per_query.any():
         raise ValueError(f"{input_name} is zero for every query; at least one weight must be > 0.")
-    return per_query
+    return per_query / per_query.max() if relative else per_query

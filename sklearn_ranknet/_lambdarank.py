@@ -34,9 +34,9 @@ class LambdaRankRanker(BaseRanker):
         *sum* of the training queries' costs as in ``Ridge``: the objective
         is the mean query cost plus ``alpha / (2 * n_queries)`` times the
         squared weights, so the penalty's pull fades as the training set
-        grows. ``n_queries`` counts the queries trained on (their summed
-        query weight if weighted; without the early-stopping hold-out;
-        those of the call in ``partial_fit``).
+        grows. ``n_queries`` counts the queries trained on (those with a
+        positive weight, whatever the weights' scale; without the
+        early-stopping hold-out; those of the call in ``partial_fit``).
     batch_size : int or "auto", default=16
         Number of whole *queries* per minibatch (at most n_queries); "auto"
         is min(32, n_queries), the other rankers' default. 16 was chosen by

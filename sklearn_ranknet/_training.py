@@ -76,7 +76,7 @@ class TrainingSet:
     @classmethod
     def from_input(cls, X, y, groups, make_objective, sample_weight=None):
         arranged = group_rows(groups, len(y))
-        weights = query_weights(arranged, sample_weight)
+        weights = query_weights(arranged, sample_weight, relative=True)  # relative in every use
         base = arranged.order if arranged.order is not None else np.arange(len(y))
         rows = base[label_sorted_order(arranged.arrange(y), arranged.offsets)]
         return cls(X, rows, y[rows], arranged.offsets, make_objective, weights)
@@ -208,11 +208,13 @@ def _l2_strength(ranker, data):
     costs, as Ridge's ``alpha`` does and ``MLPRegressor``'s does for a full
     batch, so its pull fades as the training set grows: the cross-validated
     best penalty fell about tenfold from 150 to 1,000 training queries on
-    MSLR-shaped data (benchmarks/results/tune_defaults.md, sixth look). The
-    queries are counted by their weights, so that a weight of 2 is the query
-    given twice and a weight of 0 leaves it out, penalty included.
+    MSLR-shaped data (benchmarks/results/tune_defaults.md, sixth look).
+    The queries are counted, not their weights: weights stay relative (a
+    common factor changes nothing), a weight of 0 leaves a query out, and
+    frequency weights (a query's traffic) do not switch the penalty off
+    as if the same few queries were thousands of independent ones.
     """
-    n_queries = data.n_queries if data.weights is None else float(data.weights.sum())
+    n_queries = data.n_queries if data.weights is None else int(np.count_nonzero(data.weights))
     return ranker.alpha / n_queries
 
 

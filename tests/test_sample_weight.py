@@ -124,13 +124,10 @@ def test_unit_weights_train_the_unweighted_model(Ranker):
     plain = Ranker(**params).fit(X, y, groups=qid)
     weighted = Ranker(**params).fit(X, y, groups=qid, sample_weight=np.ones(len(y)))
     assert_same_training(weighted.predict(X), plain.predict(X))
-    # A common factor c is c copies of the data: the query costs keep their
-    # relative weights, and the penalty, weighed against their sum, is
-    # alpha / c.
+    # A common factor changes nothing either: the weights are relative, and
+    # the penalty counts queries, not their total weight.
     scaled = Ranker(**params).fit(X, y, groups=qid, sample_weight=np.full(len(y), 7.0))
-    lighter = Ranker(**params, alpha=Ranker().alpha / 7.0).fit(X, y, groups=qid)
-    assert_same_training(scaled.predict(X), lighter.predict(X))
-    assert not np.allclose(scaled.predict(X), plain.predict(X))
+    assert_same_training(scaled.predict(X), plain.predict(X))
 
 
 @pytest.mark.parametrize(
@@ -158,7 +155,9 @@ def test_weight_zero_is_leaving_the_query_out(Ranker, params):
 
 def test_integer_weight_is_repeating_the_query():
     """RankNet's objective with weight 2 on a query is the objective with
-    the query given twice (as two queries), so L-BFGS follows the same path."""
+    the query given twice (as two queries), but for the penalty, which
+    counts distinct queries: with alpha scaled by their ratio L-BFGS follows
+    the same path."""
     X, y, qid = _data()
     twice = np.unique(qid)[:5]
     weight = np.where(np.isin(qid, twice), 2.0, 1.0)
@@ -170,7 +169,9 @@ def test_integer_weight_is_repeating_the_query():
         solver="lbfgs", hidden_layer_sizes=(4,), max_iter=15, random_state=0, feature_scaling=None
     )
     weighted = RankNetRanker(**params).fit(X, y, groups=qid, sample_weight=weight)
-    repeated = RankNetRanker(**params).fit(X2, y2, groups=qid2)
+    n_queries, n_repeated = len(np.unique(qid)), len(np.unique(qid2))
+    alpha = RankNetRanker().alpha * n_repeated / n_queries
+    repeated = RankNetRanker(**params, alpha=alpha).fit(X2, y2, groups=qid2)
     assert weighted.loss_ == pytest.approx(repeated.loss_, rel=1e-8)
     assert_same_training(weighted.predict(X), repeated.predict(X))
 
@@ -218,3 +219,25 @@ def test_early_stopping_scores_validation_queries_by_weight():
         LambdaRankRanker(early_stopping=True, max_iter=2, random_state=0, validation_fraction=0.1).fit(
             X, y, groups=qid, sample_weight=only.astype(float)
         )
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_weights_near_the_float_maximum_train_the_unweighted_model(Ranker):
+    # The weights are relative, so their scale never reaches a sum: 1e307
+    # on each of 40 queries would overflow to inf (and the loss to nan).
+    X, y, qid = _data()
+    params = dict(max_iter=3, random_state=0, batch_size=5)
+    plain = Ranker(**params).fit(X, y, groups=qid)
+    huge = Ranker(**params).fit(X, y, groups=qid, sample_weight=np.full(len(y), 1e307))
+    assert np.isfinite(huge.loss_curve_).all()
+    assert_same_training(huge.predict(X), plain.predict(X))
+    np.testing.assert_allclose(huge.loss_curve_, plain.loss_curve_, rtol=1e-12)
+
+
+def test_metric_weights_near_the_float_maximum():
+    X, y, qid = _data()
+    assert len(np.unique(qid)) > 18  # 1e307 per query sums past the float maximum
+    scores = X[:, 0]
+    expected = ndcg_score(y, scores, groups=qid, k=10)
+    got = ndcg_score(y, scores, groups=qid, k=10, sample_weight=np.full(len(y), 1e307))
+    assert got == pytest.approx(expected, rel=1e-12)
