@@ -404,7 +404,7 @@ def _fill_empty(query_ids, values, empty, empty_query_score):
 def _mean_over_queries(query_groups, values, empty, empty_query_score, sample_weight):
     """The (weighted) mean of per-query values, empty queries filled or left
     out as ``empty_query_score`` says."""
-    weights = query_weights(query_groups, sample_weight, relative=True)
+    weights = query_weights(query_groups, sample_weight)
     if empty_query_score is None:
         values = values[~empty]
         weights = None if weights is None else weights[~empty]
@@ -422,7 +422,9 @@ def _mean_over_queries(query_groups, values, empty, empty_query_score, sample_we
         raise ValueError(
             "sample_weight is zero for every query left in the mean; nothing to average."
         )
-    return float(np.average(values, weights=weights))
+    # Relative to the largest: weights near float's limit would overflow
+    # their sum (a NaN mean); the mean only depends on their ratios.
+    return float(np.average(values, weights=weights / weights.max()))
 
 
 # --------------------------------------------------------------------------
