@@ -4,7 +4,7 @@ A study script, not a suite of ``python -m benchmarks``::
 
     python -m benchmarks.tune_defaults search [--estimator lambdarank|ranknet|listnet|all]
     python -m benchmarks.tune_defaults compare --estimator NAME --configs JSON
-    python -m benchmarks.tune_defaults large [--configs JSON] [--problems mslr,noisy]
+    python -m benchmarks.tune_defaults large [--configs JSON] [--problems mslr,noisy] [--seed 0]
     python -m benchmarks.tune_defaults peers
     python -m benchmarks.tune_defaults final [--seeds 5]
 
@@ -22,7 +22,10 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   ``mslr`` has noise 0.5 (seeds 10 and 11), ``noisy`` noise 1.0 (seeds 12 and 13). Neither
   is the benchmark's draw (seeds 0 and 1). ``mslr150``, ``mslr400`` and ``mslr1000`` are the
   same shape with 150, 400 and 1,000 training queries (seeds 20 and 21): how a choice's gain
-  and cost move with the number of rows.
+  and cost move with the number of rows. A configuration of ``large`` may fix the number of
+  quantile bins of ``feature_scaling="piecewise"`` with the study-only key
+  ``"piecewise_bins"`` (the rankers choose it from the number of rows), and ``--seed`` sets
+  the models' ``random_state``.
 
 ``compare`` scores the given configurations (changes from the current defaults) on the four
 small data sets, through the same cache as ``search``. ``peers`` scores ``LGBMRanker()``,
@@ -40,6 +43,7 @@ that reads ``rank.test``, once, after the choice. One thread everywhere.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -210,8 +214,10 @@ def _large_problem(h, configurations, problem, seed):
     Xt, yt, qt = _synthetic(1000, test_seed, **shape)
     rows = []
     for label, (name, params) in configurations.items():
+        params = dict(params)
+        bins = params.pop("piecewise_bins", None)
         model = getattr(sklearn_ranknet, name)(random_state=seed, n_jobs=1, **params)
-        with warnings.catch_warnings(record=True) as caught:
+        with _fixed_piecewise_bins(bins), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             started = time.perf_counter()
             model.fit(X, y, groups=q)
@@ -231,6 +237,21 @@ def _large_problem(h, configurations, problem, seed):
         rows.append({"problem": problem, "rows": len(y), "model": "LGBMRanker()", "ndcg10": score,
                      "fit_s": seconds, "epochs": 100, "warnings": 0})
     return rows
+
+
+@contextlib.contextmanager
+def _fixed_piecewise_bins(n_bins):
+    """Every piecewise encoding fitted inside uses ``n_bins`` bins (None:
+    the rankers' size-aware default)."""
+    from sklearn_ranknet import _inputs
+
+    chosen = _inputs.piecewise_bins
+    if n_bins is not None:
+        _inputs.piecewise_bins = lambda n_rows: n_bins
+    try:
+        yield
+    finally:
+        _inputs.piecewise_bins = chosen
 
 
 def peer_rows(h):
@@ -283,6 +304,7 @@ def main(argv=None):
     parser.add_argument("--problems", default="mslr", help="large: comma-separated, of "
                         + ", ".join(LARGE_PROBLEMS))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0, help="large: the models' random_state")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
     h = Harness(f"tune_{args.stage}", quick=False, out_dir=args.out, doc=__doc__)
@@ -321,7 +343,7 @@ def main(argv=None):
                        for label, (name, p) in json.loads(args.configs).items()}
             if not configs:
                 configs = {f"{n}()": (n, {}) for n in ESTIMATORS.values()}
-            rows = large(h, configs, problems=args.problems.split(","))
+            rows = large(h, configs, problems=args.problems.split(","), seed=args.seed)
             h.table("MSLR-shaped make_ranking, 1,000 queries held out, one seed", rows, {
                 "problem": "problem", "training rows": "rows", "model": "model", "NDCG@10": "ndcg10", "fit s": "fit_s",
                 "epochs": "epochs", "warnings": "warnings"})

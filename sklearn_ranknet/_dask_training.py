@@ -45,7 +45,7 @@ from sklearn.utils import check_array
 from . import _network
 from ._groups import QueryGroups, group_rows, query_weights
 from ._inputs import (
-    EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments,
+    EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments, piecewise_bins,
     set_input_scaling_attributes,
 )
 from ._jit import single_threaded_blas
@@ -529,7 +529,9 @@ def _global_scaling(ranker, client, shards, summaries, dtype):
     encoding = None
     if kind == "piecewise":
         samples = [s["edge_sample"] for s in summaries if s["edge_sample"] is not None]
-        encoding = PiecewiseEncoding.fit(np.concatenate(samples).astype(dtype, copy=False))
+        n_rows = sum(int(s["sizes"].sum()) for s in summaries)
+        encoding = PiecewiseEncoding.fit(np.concatenate(samples).astype(dtype, copy=False),
+                                         n_bins=piecewise_bins(n_rows))
         shard_moments_list = gather(
             client, client.map(shard_moments, shards, kind=kind, encoding=encoding, pure=False),
             "partitions' feature moments",

@@ -93,7 +93,8 @@ class ListNetRanker(BaseRanker):
         no scaler:
 
         - "piecewise" encodes each feature into one input per quantile bin
-          (8 bins; a piecewise-linear encoding, see ``bin_edges_``): the
+          (8 bins, 4 from 50,000 training rows; a piecewise-linear
+          encoding, see ``bin_edges_``): the
           network starts with the thresholds a tree would split at, and
           values beyond the training range score as its ends. The inputs
           are then standardized. More inputs make each epoch slower (about

@@ -266,6 +266,22 @@ def test_piecewise_edges_of_large_data_come_from_every_partition(client, data, m
     assert len(edges) == 9
 
 
+def test_piecewise_bins_follow_the_rows_of_all_partitions(client, data, monkeypatch):
+    # The size-aware bin count is decided by the total rows, not by the
+    # edge sample's: 40 sampled rows, but as many rows as in memory.
+    from sklearn_ranknet import _dask_training, _inputs
+
+    monkeypatch.setattr(_dask_training, "EDGE_SAMPLE_ROWS", 40)
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 4))
+    for threshold, n_bins in ((len(X), _inputs.PIECEWISE_BINS_LARGE), (len(X) + 1, _inputs.PIECEWISE_BINS)):
+        monkeypatch.setattr(_inputs, "PIECEWISE_LARGE_ROWS", threshold)
+        ranker = quiet_fit(skd.DaskLambdaRankRanker(feature_scaling="piecewise", **{**QUICK, "max_iter": 1}),
+                           dX, dy, groups=dq)
+        in_memory = quiet_fit(LambdaRankRanker(feature_scaling="piecewise", max_iter=1), X, y, groups=qid)
+        assert len(ranker.bin_edges_[0]) == len(in_memory.bin_edges_[0]) == n_bins + 1
+
+
 def test_fit_is_reproducible_and_does_not_depend_on_where_chunks_cut(client, data):
     X, y, qid = data
     whole = whole_query_chunks(qid, 4)

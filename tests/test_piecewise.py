@@ -16,7 +16,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _inputs
-from sklearn_ranknet._inputs import PIECEWISE_BINS, InputScaling, PiecewiseEncoding
+from sklearn_ranknet._inputs import PIECEWISE_BINS, PIECEWISE_BINS_LARGE, InputScaling, PiecewiseEncoding
 from sklearn_ranknet.datasets import make_ranking
 
 from ._assertions import assert_same_training
@@ -83,6 +83,30 @@ def test_edges_from_evenly_spaced_rows_of_large_data(monkeypatch):
     sample = rows[::5]  # ceil(230 / 50) = 5: 46 rows, evenly spaced
     for j, edges in enumerate(encoding.edges):
         np.testing.assert_allclose(edges, reference_edges(X[sample, j]), rtol=1e-15)
+
+
+def test_large_data_gets_fewer_bins(monkeypatch):
+    # The size-aware default: 8 bins below PIECEWISE_LARGE_ROWS rows, 4 from
+    # there on, counted over the rows the edges are fitted on.
+    monkeypatch.setattr(_inputs, "PIECEWISE_LARGE_ROWS", 200)
+    X = _features()
+    for n_rows, n_bins in ((199, PIECEWISE_BINS), (200, PIECEWISE_BINS_LARGE)):
+        rows = np.arange(n_rows)
+        encoding = PiecewiseEncoding.fit(X, rows)
+        for j, edges in enumerate(encoding.edges):
+            np.testing.assert_allclose(edges, reference_edges(X[rows, j], n_bins), rtol=1e-15)
+    assert len(encoding.edges[0]) == PIECEWISE_BINS_LARGE + 1
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_rankers_count_their_training_rows_for_the_bins(Ranker, monkeypatch):
+    X, y, qid = make_ranking(n_queries=30, n_features=3, n_informative=2, random_state=0)
+    monkeypatch.setattr(_inputs, "PIECEWISE_LARGE_ROWS", len(X))
+    large = Ranker(hidden_layer_sizes=(), max_iter=2).fit(X, y, groups=qid)
+    small = Ranker(hidden_layer_sizes=(), max_iter=2).fit(X[1:], y[1:], groups=qid[1:])
+    assert [len(e) for e in large.bin_edges_] == [PIECEWISE_BINS_LARGE + 1] * 3
+    assert [len(e) for e in small.bin_edges_] == [PIECEWISE_BINS + 1] * 3
+    assert large.coefs_[0].shape[0] == 3 * PIECEWISE_BINS_LARGE
 
 
 @settings(max_examples=60, deadline=None)
