@@ -91,7 +91,7 @@ class Shard:
         self.scaling = None
         self.train = self.val = self.loss = None
         if len(y) == 0:
-            self.data, self.query_ids = None, np.asarray(groups)[:0]
+            self.data, self.query_ids, self.weight_max = None, np.asarray(groups)[:0], None
             return
         X = check_array(X, dtype=(np.float64, np.float32), input_name="X")
         check_relevance_labels(
@@ -107,6 +107,9 @@ class Shard:
         )
         if all_zero:
             self.data.weights = np.zeros(self.data.n_queries)
+        # The shard's query weights are relative to its own largest weight
+        # (overflow-safe); the client puts every shard on the global scale.
+        self.weight_max = None if sample_weight is None else float(np.max(sample_weight))
         self.train = self.loss = self.data
 
     @property
@@ -121,7 +124,7 @@ class Shard:
         if self.data is None:
             empty = np.zeros(0, dtype=np.int64)
             return {"ids": self.query_ids, "sizes": empty, "work": empty, "weights": None,
-                    "moments": None, "edge_sample": None, "dtype": None}
+                    "weight_max": None, "moments": None, "edge_sample": None, "dtype": None}
         data = self.data
         edge_sample = moments = None
         if scaling_kind == "piecewise":
@@ -133,6 +136,7 @@ class Shard:
             "sizes": np.diff(data.offsets),
             "work": np.asarray(data.objective.query_work(data.offsets)),
             "weights": data.weights,
+            "weight_max": self.weight_max,
             "moments": moments,
             "edge_sample": edge_sample,
             "dtype": data.X.dtype,
@@ -381,8 +385,12 @@ class QueryTable:
         weighted = any(s["weights"] is not None for s in summaries)
         weights = None
         if weighted:
+            # Each shard's weights are relative to its largest: rescaled to
+            # the largest of all (a factor <= 1, so nothing overflows).
+            largest = max(s["weight_max"] for s in summaries if s["weights"] is not None)
             weights = np.concatenate([
-                s["weights"] if s["weights"] is not None else np.zeros(len(s["ids"])) for s in summaries
+                s["weights"] * (s["weight_max"] / largest if largest > 0 else 0.0)
+                if s["weights"] is not None else np.zeros(len(s["ids"])) for s in summaries
             ])[order]
         table = cls(np.arange(len(order)), sizes, work, weights, shard, local)
         table.ids = sorted_ids

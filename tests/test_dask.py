@@ -376,6 +376,35 @@ def test_sample_weight_float32_and_warm_start(client, data):
     )
 
 
+def test_query_weights_are_on_one_scale_across_partitions(client, data):
+    # Each partition divides its query weights by its own largest (so that
+    # weights near the float maximum cannot overflow); the client must put
+    # them back on one scale. Weights 1 on two partitions and 2 on the other
+    # two would otherwise look like the unweighted fit.
+    from sklearn_ranknet._dask_training import QueryTable, Shard
+
+    X, y, qid = data
+    chunks = whole_query_chunks(qid, 4)
+    weights = np.where(np.arange(len(X)) < sum(chunks[:2]), 1.0, 2.0)
+    template = RankNetRanker(**QUICK)
+    cut = np.cumsum((0, *chunks))
+    shards = [Shard(template, X[a:b], y[a:b], qid[a:b], weights[a:b]) for a, b in zip(cut[:-1], cut[1:])]
+    table = QueryTable.from_summaries([s.summary(None, 1) for s in shards], partitioned_by_query=True)
+    first_half = np.isin(table.ids, np.unique(qid[: cut[2]]))
+    np.testing.assert_array_equal(table.weights, np.where(first_half, 0.5, 1.0))
+
+    dX, dy, dq, dw = chunked(X, y, qid, weights, chunks=chunks)
+
+    def fit(w):
+        ranker = skd.DaskRankNetRanker(**QUICK, partitioned_by_query=True)
+        return params_of(quiet_fit(ranker, dX, dy, groups=dq, sample_weight=w))
+
+    weighted, scaled, unweighted = fit(dw), fit(dw * 1e300), fit(None)
+    for a, b in zip(weighted, scaled):  # a common factor changes nothing
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    assert any(not np.allclose(a, b, rtol=1e-6) for a, b in zip(weighted, unweighted))
+
+
 def test_averaged_gradients_design(client, data):
     X, y, qid = data
     dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 2))
