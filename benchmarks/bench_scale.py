@@ -14,7 +14,15 @@ outside every timer (``--quick``: 160 queries, ~20,000 rows).
    (``LambdaRankObjective(k=30).gradient``, standard normal scores, ``with_cost=True`` as in
    training; fastest of 3) and an epoch of ``LambdaRankRanker(k=30)``, each with the memory
    it adds (below) per document. An n x n float64 matrix would be 8 n^2 bytes (320 GB).
-3. Memory of ``fit``: peak extra memory over X during ``fit`` (max_iter=2) on the first
+3. Threads: an epoch with ``n_jobs=None`` (the default: kernels on one thread, BLAS on its
+   own threads) and with ``n_jobs=-1`` (the pool on every core where a minibatch shares out),
+   side by side, on kernel-bound and product-bound workloads: 200 queries x 1,000 documents of
+   one feature with a linear model (RankNet, LambdaRank all pairs and k=30), the first 3,000
+   queries of the data above and 20,000 queries x 40 features (the Dask suite's shape) with the
+   default ``LambdaRankRanker()``, and ``make_ranking(150)``. Per epoch = (fit with b epochs -
+   fit with a epochs) / (b - a), early stopping off, fastest of 3 alternating rounds.
+   Target: ``n_jobs=-1`` never slower than the default beyond noise (ratio <= 1.10).
+4. Memory of ``fit``: peak extra memory over X during ``fit`` (max_iter=2) on the first
    0.6 M rows of the data (``--quick``: ~10,000) in float64 and in float32, for both
    rankers, each in a fresh process that loads X, y, groups from .npy files, warms up on a
    few queries, then measures: the resident-memory high-water mark (VmHWM, reset just before
@@ -33,6 +41,8 @@ from ._harness import MB, MEMORY_ENV, peak_memory, pct
 
 SHAPE = dict(n_features=136, n_informative=20, min_docs=20, max_docs=370)
 TARGET_MEMORY = 0.25
+#: n_jobs=-1 / n_jobs=None per epoch: "never slower beyond noise".
+TARGET_THREADS = 1.10
 RANKERS = ("LambdaRankRanker", "RankNetRanker")
 
 
@@ -120,6 +130,63 @@ def epochs(h, X, y, q, lgb):
                 "other processes' CPU": lambda r: pct(r["others_cpu"])})
 
 
+def thread_workloads(X, y, q, quick):
+    """(label, (X, y, q), ranker name, parameters, (a, b) epochs) of the
+    threads table."""
+    from sklearn_ranknet.datasets import make_ranking
+
+    n_docs = 200 if quick else 1000
+    long = make_ranking(40 if quick else 200, n_features=1, n_informative=1, min_docs=n_docs,
+                        max_docs=n_docs, random_state=3)
+    mslr = int(np.searchsorted(q, q[0] + (100 if quick else 3000)))
+    dask_shape = make_ranking(500 if quick else 20_000, n_features=40, n_informative=10, random_state=4)
+    small = make_ranking(150, random_state=5)
+    linear = {"hidden_layer_sizes": ()}
+    return [
+        (f"{len(long[1]) // n_docs} x {n_docs:,} documents, linear", long, "RankNetRanker", linear, (1, 3)),
+        ("the same, LambdaRank all pairs", long, "LambdaRankRanker", linear, (1, 3)),
+        ("the same, LambdaRank k=30", long, "LambdaRankRanker", {**linear, "k": 30}, (1, 5)),
+        (f"{q[mslr - 1] - q[0] + 1:,} MSLR-shaped queries ({mslr:,} rows), default MLP",
+         (X[:mslr], y[:mslr], q[:mslr]), "LambdaRankRanker", {}, (1, 3)),
+        (f"{dask_shape[2][-1] + 1:,} queries x 40 features ({len(dask_shape[1]):,} rows), default MLP",
+         dask_shape, "LambdaRankRanker", {}, (1, 3)),
+        (f"make_ranking(150) ({len(small[1]):,} rows), default MLP", small, "LambdaRankRanker", {},
+         (5, 25)),
+    ]
+
+
+def threads(h, X, y, q):
+    rows = []
+    for label, (Xw, yw, qw), name, params, (a, b) in thread_workloads(X, y, q, h.quick):
+        h.say(f"threads: {label}")
+
+        def fit(n_jobs, n_epochs):
+            model = ranker(name, n_jobs=n_jobs, max_iter=n_epochs, early_stopping=False,
+                           n_iter_no_change=n_epochs + 1, **params)
+            return model.fit(Xw, yw, groups=qw)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            few = int(np.searchsorted(qw, qw[0] + 20))
+            for n_jobs in (None, -1):  # warm-up: Numba's cache, the pool's threads
+                ranker(name, n_jobs=n_jobs, max_iter=1, **params).fit(Xw[:few], yw[:few], groups=qw[:few])
+            best = {None: np.inf, -1: np.inf}
+            for _ in range(1 if h.quick else 3):
+                for n_jobs in best:  # alternating, so a slow phase of the VM hits both
+                    t = {n: h.measure(lambda n=n: fit(n_jobs, n), repeats=1, warmup=0, min_total_s=0)
+                         for n in (a, b)}
+                    best[n_jobs] = min(best[n_jobs], (t[b]["min_s"] - t[a]["min_s"]) / (b - a))
+        rows.append({"workload": label, "model": f"{name}({', '.join(f'{k}={v!r}' for k, v in params.items())})",
+                     "none_ms": 1e3 * best[None], "all_ms": 1e3 * best[-1],
+                     "ratio": best[-1] / best[None]})
+    h.table("Threads: one epoch with n_jobs=None (default) and n_jobs=-1, fastest of rounds", rows, {
+        "workload": "workload", "model": "model", "n_jobs=None ms": "none_ms",
+        "n_jobs=-1 ms": "all_ms", "-1 / None": "ratio"})
+    for r in rows:
+        h.target(f"n_jobs=-1 / n_jobs=None per epoch, {r['workload']}", r["ratio"], TARGET_THREADS,
+                 unit="x")
+
+
 def run(h):
     from sklearn_ranknet.datasets import make_ranking
 
@@ -128,6 +195,7 @@ def run(h):
     X, y, q = make_ranking(160 if h.quick else 10_000, **SHAPE, random_state=0)
     X = standardize(X)
     epochs(h, X, y, q, lgb)
+    threads(h, X, y, q)
 
     n_docs = 20_000 if h.quick else 200_000
     h.say(f"one query of {n_docs:,} documents (fresh process)")

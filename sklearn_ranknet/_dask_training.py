@@ -52,7 +52,7 @@ from ._jit import single_threaded_blas
 from ._optim import SGD, Adam
 from ._training import (
     SCORE_K, EpochMonitor, TrainingSet, _check_finite, _epoch_batches, _l2_strength, _loss_sample, _scores,
-    _step, split_validation,
+    _step, pool_has_work, split_validation,
 )
 from ._validation import check_relevance_labels, label_remedy
 from .metrics import ndcg_per_query
@@ -181,6 +181,10 @@ class Shard:
         ranker._input_scaling, ranker._l2 = self.scaling, self.l2
         ranker._random_state = np.random.RandomState(seed)
         ranker.t_ = 0
+        if self.train is not None:
+            # As in memory: more threads only where a minibatch shares out.
+            ranker._fit_threads = ranker._n_threads() if pool_has_work(ranker, self.train) else 1
+            self.train.objective.n_threads = ranker._fit_threads
         return ranker
 
 
@@ -459,7 +463,7 @@ def fit(ranker, client, shards, *, design="parameters"):
     timings["prepare_s"] = time.perf_counter() - started
     started = time.perf_counter()
     train = _by_averaging if design == "parameters" else _by_gradients
-    train(ranker, client, plan, EpochMonitor(ranker, plan.val is not None))
+    train(ranker, client, plan, EpochMonitor(ranker, plan.val is not None, ranker._patience(plan.n_rows)))
     timings["train_s"] = time.perf_counter() - started
     return ranker
 
@@ -488,6 +492,7 @@ class _Plan:
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
         if first_call:
             _initialize(ranker, _global_scaling(ranker, client, shards, summaries, self.dtype), self.dtype)
+        self.n_rows = table.n_rows
         early_stopping = ranker._uses_early_stopping(table.n_rows, table.n_queries, False)
         self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
         self.loss = _loss_sample(self.train, ranker._random_state, None)

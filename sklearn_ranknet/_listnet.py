@@ -57,10 +57,13 @@ class ListNetRanker(BaseRanker):
         epochs (the default, chosen by cross-validation, stops before the
         network overfits small data). With early stopping, any rise of the
         validation NDCG@10 resets it.
-    n_iter_no_change : int, default=5
+    n_iter_no_change : int or "auto", default="auto"
         Epochs without improvement (see ``tol``) before training stops.
-        ``MLPRegressor`` waits 10; here 5 ranked the same in the defaults
-        study, small data and large, in a quarter less time on large data.
+        "auto" waits 5 epochs below 100,000 training rows and 3 from there:
+        an epoch over large data is many steps judged on many validation
+        queries, so the shorter wait lost nothing in the defaults study and
+        saved 4-34 % of the fit, while on small data it stopped on
+        validation noise. ``MLPRegressor`` waits 10; 5 ranked the same.
     early_stopping : bool or "auto", default="auto"
         Hold out ``validation_fraction`` of the *queries*, monitor their
         NDCG@10 after every epoch, stop when it stops improving and keep the
@@ -222,7 +225,7 @@ class ListNetRanker(BaseRanker):
         learning_rate_init=1e-3,
         max_iter=300,
         tol=3e-3,
-        n_iter_no_change=5,
+        n_iter_no_change="auto",
         early_stopping="auto",
         validation_fraction=0.1,
         momentum=0.9,

@@ -31,6 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from . import _network
 from ._groups import group_rows, query_of_row, query_weights, segments_of
+from . import _jit
 from ._jit import as_kernel_array, map_blocks
 from ._objectives import label_sorted_order
 from ._optim import SGD, Adam, WeightAverage
@@ -223,7 +224,7 @@ def fit_stochastic(ranker, data, incremental):
     or until the loss (or the validation NDCG) stops improving."""
     early_stopping = ranker._uses_early_stopping(len(data.rows), data.n_queries, incremental)
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
-    monitor = EpochMonitor(ranker, early_stopping)
+    monitor = EpochMonitor(ranker, early_stopping, ranker._patience(len(data.rows)))
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)
     params = ranker.coefs_ + ranker.intercepts_  # the optimizer updates these arrays in place
     if not hasattr(ranker, "_optimizer"):
@@ -288,12 +289,12 @@ class EpochMonitor:
     Early stopping: any rise of the validation NDCG resets the patience
     (``tol`` is the training objective's threshold, on another scale), and
     the best parameters are kept. Otherwise: the training objective must
-    improve by ``tol``. Training stops after more than ``n_iter_no_change``
-    epochs without improvement.
+    improve by ``tol``. Training stops after more than ``patience`` epochs
+    without improvement (``n_iter_no_change``, resolved).
     """
 
-    def __init__(self, ranker, early_stopping):
-        self.ranker, self.early_stopping = ranker, early_stopping
+    def __init__(self, ranker, early_stopping, patience):
+        self.ranker, self.early_stopping, self.patience = ranker, early_stopping, patience
         if early_stopping:
             ranker.validation_scores_ = ranker.validation_scores_ or []
         self.best_score, self.best_params, self.no_improvement = -np.inf, None, 0
@@ -318,9 +319,9 @@ class EpochMonitor:
             return True
         self.no_improvement = 0 if improved else self.no_improvement + 1
         _report(ranker, started, self.early_stopping)
-        if self.no_improvement > ranker.n_iter_no_change:
+        if self.no_improvement > self.patience:
             if ranker.verbose:
-                print(f"No improvement for {ranker.n_iter_no_change} epochs: stopping.")
+                print(f"No improvement for {self.patience} epochs: stopping.")
             return True
         return False
 
@@ -349,6 +350,21 @@ def _row_blocks(n_rows, coefs, max_rows=None):
     # Equal blocks: a short last block would leave a thread idle.
     cuts = np.linspace(0, n_rows, -(-n_rows // rows) + 1).astype(np.int64)
     return [slice(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def pool_has_work(ranker, data):
+    """Whether the threads of ``n_jobs`` would share a typical minibatch of
+    ``data``: two row blocks or more, or a lambda pass long enough to split
+    (``SERIAL_BELOW_WORK``). If not, the fit leaves BLAS its own threads, as
+    with ``n_jobs=None``: one BLAS thread with an idle pool beside it made
+    small networks over short queries slower than the default."""
+    if ranker.solver == "lbfgs":  # passes over all rows: many blocks
+        return True
+    batch = ranker._batch_size(data.n_queries)
+    coefs, _ = ranker._network_params(data.X)
+    batch_rows = int(batch * len(data.rows) / max(data.n_queries, 1))
+    batch_work = batch * float(np.mean(data.objective.query_work(data.offsets)))
+    return len(_row_blocks(batch_rows, coefs)) >= 2 or batch_work >= _jit.SERIAL_BELOW_WORK
 
 
 def _step(ranker, train, positions, queries, offsets, n_threads):

@@ -282,6 +282,21 @@ def test_piecewise_bins_follow_the_rows_of_all_partitions(client, data, monkeypa
         assert len(ranker.bin_edges_[0]) == len(in_memory.bin_edges_[0]) == n_bins + 1
 
 
+def test_auto_patience_follows_the_rows_of_all_partitions(client, data, monkeypatch):
+    # As in memory: the patience of n_iter_no_change="auto" is decided by the
+    # total training rows, not by a partition's.
+    from sklearn_ranknet import _base
+
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 4))
+    params = {**QUICK, "tol": 1e9, "max_iter": 20, "early_stopping": False}
+    for threshold, patience in ((len(X), _base.AUTO_PATIENCE_LARGE), (len(X) + 1, _base.AUTO_PATIENCE)):
+        monkeypatch.setattr(_base, "AUTO_PATIENCE_LARGE_ROWS", threshold)
+        ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+        in_memory = quiet_fit(LambdaRankRanker(**params), X, y, groups=qid)
+        assert ranker.n_iter_ == in_memory.n_iter_ == patience + 2
+
+
 def test_fit_is_reproducible_and_does_not_depend_on_where_chunks_cut(client, data):
     X, y, qid = data
     whole = whole_query_chunks(qid, 4)

@@ -820,6 +820,26 @@ def test_early_stopping_patience():
     assert ranker.n_iter_ == 5 and ranker.best_validation_score_ == 1.0
 
 
+@pytest.mark.parametrize("cls", RANKERS)
+def test_auto_patience_follows_the_training_rows(cls, monkeypatch):
+    # n_iter_no_change="auto": AUTO_PATIENCE epochs below
+    # AUTO_PATIENCE_LARGE_ROWS training rows, AUTO_PATIENCE_LARGE from there.
+    # A huge tol: epoch 1 sets the best and no later epoch improves, so a fit
+    # runs patience + 2 epochs.
+    from sklearn_ranknet import _base
+
+    X, y, qid = _small(20)
+    kwargs = dict(tol=1e9, max_iter=50, hidden_layer_sizes=(), random_state=0, **FAST)
+    assert cls().n_iter_no_change == "auto"
+    assert _base.AUTO_PATIENCE_LARGE != _base.AUTO_PATIENCE
+    monkeypatch.setattr(_base, "AUTO_PATIENCE_LARGE_ROWS", len(y) + 1)
+    assert cls(**kwargs).fit(X, y, groups=qid).n_iter_ == _base.AUTO_PATIENCE + 2
+    monkeypatch.setattr(_base, "AUTO_PATIENCE_LARGE_ROWS", len(y))
+    assert cls(**kwargs).fit(X, y, groups=qid).n_iter_ == _base.AUTO_PATIENCE_LARGE + 2
+    # An explicit patience is kept whatever the size.
+    assert cls(n_iter_no_change=4, **kwargs).fit(X, y, groups=qid).n_iter_ == 6
+
+
 def test_early_stopping_patience_when_validation_score_is_zero():
     ranker, X, y, qid = _stuck_validation_problem(relevant_ranked_first=False)
     ranker.fit(X, y, groups=qid)

@@ -1,6 +1,7 @@
 """Where Python runs us: after fork, from several threads at once, in loky
 workers; float32 training and memory of fit."""
 
+import contextlib
 import multiprocessing
 import threading
 import tracemalloc
@@ -129,6 +130,33 @@ def test_fit_does_not_copy_X(dtype, scaling):
     # most 60 rows, one value per network input): fixed, however large X.
     encoded_batch = 16 * 60 * ranker.coefs_[0].shape[0] * X.itemsize if scaling == "piecewise" else 0
     assert peak < 0.5 * X.nbytes + encoded_batch, (peak, X.nbytes, encoded_batch)
+
+
+def test_threads_only_where_a_minibatch_shares_out(monkeypatch):
+    """More threads than one only when a typical minibatch gives the pool
+    work (a long lambda pass, or several row blocks); otherwise the fit is
+    n_jobs=1's, BLAS keeping its own threads (one BLAS thread beside an idle
+    pool made small fits slower than the default)."""
+    limits = []
+    monkeypatch.setattr(_jit, "cpu_count", lambda: 4)
+    monkeypatch.setattr(_jit, "_one_blas_thread", lambda: limits.append("one") or contextlib.nullcontext())
+    X, y, qid = _data()
+    kwargs = dict(hidden_layer_sizes=(8,), max_iter=2, random_state=0)
+    pooled = LambdaRankRanker(n_jobs=-1, **kwargs).fit(X, y, groups=qid)
+    assert limits == []
+    serial = LambdaRankRanker(n_jobs=1, **kwargs).fit(X, y, groups=qid)
+    np.testing.assert_array_equal(pooled.predict(X), serial.predict(X))
+    assert not hasattr(pooled, "_fit_threads")  # the fit's choice ends with it
+
+    monkeypatch.setattr(_jit, "SERIAL_BELOW_WORK", 0)  # every lambda pass splits
+    LambdaRankRanker(n_jobs=2, **kwargs).fit(X, y, groups=qid)
+    assert limits == ["one"]
+
+    monkeypatch.setattr(_jit, "SERIAL_BELOW_WORK", 10**12)
+    monkeypatch.setattr(_training, "BLOCK_WORK", 1)  # blocks of 1,024 rows
+    X, y, qid = make_ranking(20, min_docs=150, max_docs=200, random_state=0)  # 16 queries: > 2,048 rows
+    LambdaRankRanker(n_jobs=2, **kwargs).fit(X, y, groups=qid)
+    assert limits == ["one", "one"]
 
 
 def test_blas_limit_holds_until_the_last_fit_leaves(monkeypatch):
