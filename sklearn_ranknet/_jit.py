@@ -94,8 +94,11 @@ def jit(func=None, *, in_order=False):
 
 # Handing a chunk to a pool thread and waiting for it costs ~10-50 us; a call
 # with less work than this (inner-loop steps: pairs, or rows times a sort's
-# depth) runs on the calling thread.
-SERIAL_BELOW_WORK = 200_000
+# depth) runs on the calling thread. At 200,000 a LambdaRank k=30 epoch over
+# 1,000-document queries (240,000 pairs a minibatch) ran 5-20 % slower on two
+# threads than on one; from ~700,000 (300 documents, all pairs; k=100 over
+# 1,000) two threads were 1.2-1.4x faster (2026-11-25, benchmarks/bench_scale).
+SERIAL_BELOW_WORK = 500_000
 # Chunks per thread: more than one so that a thread that drew short queries
 # takes another chunk while a long one is still busy.
 CHUNKS_PER_THREAD = 4

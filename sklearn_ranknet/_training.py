@@ -29,9 +29,8 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
-from . import _network
+from . import _jit, _network
 from ._groups import group_rows, query_of_row, query_weights, segments_of
-from . import _jit
 from ._jit import as_kernel_array, map_blocks
 from ._objectives import label_sorted_order
 from ._optim import SGD, Adam, WeightAverage
