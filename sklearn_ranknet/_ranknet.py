@@ -82,8 +82,11 @@ class RankNetRanker(BaseRanker):
         and from several Python threads). ``None`` means 1, as in
         scikit-learn; then the matrix products still use BLAS's own threads.
         ``-1`` means every core; BLAS then runs on one thread during the fit,
-        because its idle workers spin and take the pool's cores. More
-        threads pay off for long queries and small networks.
+        because its idle workers spin and take the pool's cores. A fit uses
+        more than one thread only where a typical minibatch gives them work
+        (several row blocks, or a long lambda pass); otherwise it runs as
+        with ``None``. More threads pay off for long queries, small networks
+        and large fits.
     feature_scaling : {"piecewise", "standard", "log1p"} or None, default="piecewise"
         Input scaling fitted on the training rows, so that raw features need
         no scaler:
