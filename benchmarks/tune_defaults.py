@@ -344,7 +344,7 @@ def main(argv=None):
             if not configs:
                 configs = {f"{n}()": (n, {}) for n in ESTIMATORS.values()}
             rows = large(h, configs, problems=args.problems.split(","), seed=args.seed)
-            h.table("MSLR-shaped make_ranking, 1,000 queries held out, one seed", rows, {
+            h.table(f"MSLR-shaped make_ranking, 1,000 queries held out, models seeded with {args.seed}", rows, {
                 "problem": "problem", "training rows": "rows", "model": "model", "NDCG@10": "ndcg10", "fit s": "fit_s",
                 "epochs": "epochs", "warnings": "warnings"})
         elif args.stage == "peers":
