@@ -182,9 +182,10 @@ class Shard:
         ranker._random_state = np.random.RandomState(seed)
         ranker.t_ = 0
         if self.train is not None:
-            # As in memory: more threads only where a minibatch shares out.
+            # As in memory: more threads only where a minibatch shares out
+            # (the shard itself stays as built: its objective keeps the
+            # template's threads, which a typical minibatch then never uses).
             ranker._fit_threads = ranker._n_threads() if pool_has_work(ranker, self.train) else 1
-            self.train.objective.n_threads = ranker._fit_threads
         return ranker
 
 
