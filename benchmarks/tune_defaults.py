@@ -224,7 +224,7 @@ def _large_problem(h, configurations, problem, seed):
             seconds = time.perf_counter() - started
         score = ndcg_score(yt, model.predict(Xt), groups=qt, k=10, ignore_ties=True)
         rows.append({"problem": problem, "rows": len(y), "model": label, "ndcg10": score, "fit_s": seconds,
-                     "epochs": model.n_iter_, "warnings": len(caught)})
+                     "epochs": getattr(model, "n_iter_", None), "warnings": len(caught)})
         h.say(f"{problem} {label}: {score:.4f} in {seconds:.1f}s")
     lgb = h.peer("lightgbm")
     if lgb is not None:
