@@ -110,7 +110,7 @@ def _discounted_sum(ranked_gains, discounts, top):
     return total
 
 
-@jit
+@jit(inline=True)
 def ideal_dcg_of_labels(labels, exponential, table, discounts, k, counts, order, spare, ranked_gains):
     """Ideal DCG@k of one query from its labels (gain is increasing in
     the label, so the best order of labels is the best order of gains).
@@ -150,7 +150,7 @@ def ideal_dcg_of_labels(labels, exponential, table, discounts, k, counts, order,
     return _discounted_sum(ranked_gains, discounts, top)
 
 
-@jit
+@jit(inline=True)
 def dcg(labels, scores, exponential, table, discounts, k, ignore_ties, order, spare, ranked_gains):
     """DCG@k of one query ranked by ``scores``; gains from ``labels`` by
     :func:`gain` (``table`` and scratch as in :func:`ideal_dcg_of_labels`).
@@ -191,7 +191,7 @@ def dcg(labels, scores, exponential, table, discounts, k, ignore_ties, order, sp
     return _discounted_sum(ranked_gains, discounts, top)
 
 
-@jit
+@jit(inline=True)
 def ap_whole_list(labels, scores, order, spare, work):
     """AP of one query over its whole list, without ranking it (relevant:
     label > 0); -1.0 when nothing is relevant, ``MIXED_TIE`` when a
@@ -285,7 +285,7 @@ def ap_whole_list(labels, scores, order, spare, work):
     return total / n_relevant
 
 
-@jit
+@jit(inline=True)
 def average_precision(labels, scores, k, ignore_ties, order, spare):
     """AP@k of one query (relevant: label > 0): the sum of precision at each
     relevant rank <= k, divided by ``min(k, number of relevant documents)``;

@@ -19,7 +19,7 @@ from ._jit import jit
 from ._lambdas import _exp_nonpositive
 
 
-@jit
+@jit(inline=True)
 def _softmax_query(scores, labels, sigma, with_cost, grad):
     """Gradient of one query into ``grad``; returns its cost (0 unless
     ``with_cost``)."""

@@ -63,7 +63,7 @@ def _count_ranks(keys, rows, order, cap):
         order[min(rank, cap)] = rows[r]
 
 
-@jit
+@jit(inline=True)
 def _select_top_k(values, k, order, spare):
     """order[:k] = the k rows a stable descending sort puts first, in that
     order (0 < k < n). ``spare`` is int scratch of length n.
@@ -113,7 +113,7 @@ def _select_top_k(values, k, order, spare):
             threshold = values[order[k - 1]]
 
 
-@jit
+@jit(inline=True)
 def _merge_runs(values, src, dst, lo, mid, hi):
     """dst[lo:hi] = the stable merge of the sorted runs src[lo:mid] and
     src[mid:hi]. Equal runs are merged from the front and from the back at
