@@ -18,7 +18,7 @@ import numpy as np
 
 from ._jit import jit
 from ._kernels import discount_table, longest_query
-from ._sort import rank_into
+from ._sort import rank_into, stable_rank
 
 
 # rho is computed without an exp per pair: with e = exp(sigma * (s - max s)),
@@ -431,6 +431,63 @@ def _lambdarank_push_with_cost(a, s, e, u, c_a, h, sigma, g):
     return push, cost
 
 
+# Queries up to this length, and at most this many times k, take
+# :func:`_short_query_lambdas`. Its n^2 pairs against the n k of the general
+# path: on one thread (2026-11-25) it was 1.5x faster at 10 documents, 1.1x
+# at 64, as fast at 96 and 10 % slower at 128 (all pairs); with k = 10,
+# 1.3x faster at 32 documents and 2.1x slower at 64.
+SHORT_QUERY = 64
+SHORT_QUERY_PER_K = 4
+# Its loops run over the query padded to a multiple of this many documents:
+# one full vector step of LLVM's loops (4 doubles x 4 interleaved), never
+# the scalar remainder that short loops otherwise spend all their time in.
+LANES = 16
+
+
+@jit(inline=True)
+def _short_query_lambdas(scores, utility, discounts, scale, sigma, grad, work):
+    """LambdaRank's NDCG lambdas of a short query, in input order; returns
+    False (and does nothing) when the scores span too much for the
+    factorized pair form.
+
+    The lambda of a document x collects, from every document y, |du| |d_x -
+    d_y| (u_x > u_y ? -e_y : e_x) / (e_x + e_y), with du = u_x - u_y and d
+    the discount at the document's rank: the same value whichever of the two
+    ranks higher. So each document sums over all the others, a reduction
+    without the scatter of the pair loop in :func:`_lambdarank_query`, and
+    it needs the rank of each document but no ranked copy of the query.
+    Twice the pairs, but every loop is one vector step: on 10-document
+    queries the whole pass is ~1.5x faster. Ranks come from counting
+    (:func:`._sort.stable_rank`: ties in input order).
+
+    ``work`` is float scratch of four rows of at least ``len(scores) +
+    LANES``, flat.
+    """
+    n = len(scores)
+    padded = (n + LANES - 1) // LANES * LANES
+    row = len(work) // 4
+    e, u = work[:padded], work[row : row + padded]
+    d, mask = work[2 * row : 2 * row + padded], work[3 * row : 3 * row + padded]
+    if _scaled_exp(scores, sigma, e[:n]):
+        return False
+    for x in range(n):
+        d[x] = discounts[stable_rank(scores, x)]
+        u[x] = utility[x]
+        mask[x] = 1.0
+    # Padding documents: finite, and with a zero weight against every other.
+    for y in range(n, padded):
+        e[y], u[y], d[y], mask[y] = 1.0, 0.0, 0.0, 0.0
+    for x in range(n):
+        e_x, u_x, d_x = e[x], u[x], d[x]
+        total = 0.0
+        for y in range(padded):
+            du = u_x - u[y]
+            weight = abs(du) * abs(d_x - d[y]) * mask[y]
+            total += weight * (-e[y] if du > 0.0 else e_x) / (e_x + e[y])
+        grad[x] = total * scale
+    return True
+
+
 @jit(inline=True)
 def _add_distance_terms(h, by_distance, a, out):
     """out[b] = h[b] + by_distance[b - a] for the ranks b > a: LambdaLoss's
@@ -470,6 +527,12 @@ def _lambdarank_query(
     # Seven float rows of scratch in one flat array (a 2-D array costs more
     # compilation than it saves).
     row = len(work) // 7
+    # Short queries under LambdaRank's NDCG weights (not while the cost is
+    # wanted, which needs each pair once), unless k cuts off most of them.
+    short = n <= min(SHORT_QUERY, SHORT_QUERY_PER_K * k)
+    if short and weighting == LAMBDARANK and not use_ap and not with_cost:
+        if _short_query_lambdas(scores, utility, discounts, sigma * norm, sigma, grad, work[: 4 * row]):
+            return 0.0
     s, u, e, g = work[:n], work[row : row + n], work[2 * row : 2 * row + n], work[3 * row : 3 * row + n]
     c, h0, h1 = work[4 * row : 4 * row + n], work[5 * row : 5 * row + n], work[6 * row : 6 * row + n]
     if rank_into(scores, k if weighting == LAMBDARANK else n, order, spare):
@@ -564,7 +627,7 @@ def lambdarank_chunk(
     longest = longest_query(offsets, first, last)
     order = np.empty(longest, dtype=np.int64)
     spare = np.empty(longest, dtype=np.int64)
-    work = np.empty(7 * longest)
+    work = np.empty(7 * (longest + LANES))
     for q in range(first, last):
         lo, hi = offsets[q], offsets[q + 1]
         cost[q] = _lambdarank_query(

@@ -47,20 +47,27 @@ def _insert_desc(values, order, i, lo, j):
     order[j] = i
 
 
+@jit(inline=True)
+def stable_rank(keys, r):
+    """The place of ``keys[r]`` in the stable descending order of ``keys``:
+    the keys above it plus the equal ones before it, counted without a
+    branch (O(n), vectorized). In ``[0, len(keys))``; NaN keys compare false,
+    so their ranks may collide."""
+    v = keys[r]
+    rank = 0
+    for t in range(len(keys)):
+        w = keys[t]
+        rank += (w > v) | ((w == v) & (t < r))
+    return rank
+
+
 @jit
 def _count_ranks(keys, rows, order, cap):
-    """``order[rank] = rows[r]`` for every r, where ``rank`` is the place of
-    ``keys[r]`` in the stable descending order of ``keys``: the keys above
-    it plus the equal ones before it. Ranks from ``cap`` on all land in
-    ``order[cap]``. ``keys`` must hold no NaN (ranks would collide)."""
-    m = len(keys)
-    for r in range(m):
-        v = keys[r]
-        rank = 0
-        for t in range(m):
-            w = keys[t]
-            rank += (w > v) | ((w == v) & (t < r))
-        order[min(rank, cap)] = rows[r]
+    """``order[stable_rank(keys, r)] = rows[r]`` for every r; ranks from
+    ``cap`` on all land in ``order[cap]``. ``keys`` must hold no NaN (ranks
+    would collide)."""
+    for r in range(len(keys)):
+        order[min(stable_rank(keys, r), cap)] = rows[r]
 
 
 @jit(inline=True)

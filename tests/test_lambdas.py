@@ -97,10 +97,42 @@ def test_kernel_matches_reference(kind, kwargs, n_score_values, sigma):
     rng = np.random.RandomState(len(kwargs) + int(sigma * 10))
     scores, labels, offsets = _random_queries(rng, 25, 9, n_score_values)
     assert np.any(np.diff(offsets) == 1)  # single-document queries
-    grad, cost = whole_gradient(_objective(kind, labels, offsets, sigma, **kwargs), scores, offsets)
+    objective = _objective(kind, labels, offsets, sigma, **kwargs)
+    grad, cost = whole_gradient(objective, scores, offsets)
+    # Without the cost, short queries take another path (_short_query_lambdas).
+    grad_alone, _ = whole_gradient(objective, scores, offsets, with_cost=False)
     for q in range(len(offsets) - 1):
         lo, hi = offsets[q], offsets[q + 1]
-        _check_query(grad[lo:hi], cost[q], scores[lo:hi].tolist(), labels[lo:hi].tolist(), sigma, kind, kwargs)
+        for g in (grad, grad_alone):
+            _check_query(g[lo:hi], cost[q], scores[lo:hi].tolist(), labels[lo:hi].tolist(), sigma, kind, kwargs)
+
+
+@pytest.mark.parametrize("k", [None, 4, 16])
+@pytest.mark.parametrize("n_score_values", [None, 4])
+def test_short_and_long_query_paths_match_reference(k, n_score_values):
+    """Query lengths on both sides of SHORT_QUERY, of SHORT_QUERY_PER_K * k
+    and of the padding to LANES, with and without the cost (which always
+    takes the general path)."""
+    rng = np.random.RandomState(5)
+    sizes = np.array([2, 3, 15, 16, 17, 33, 63, 64, 65, 90])
+    assert sizes.max() > _lambdas.SHORT_QUERY >= 64
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    labels = rng.randint(0, 5, size=offsets[-1]).astype(float)
+    labels = labels[label_sorted_order(labels, offsets)]
+    if n_score_values is None:
+        scores = rng.normal(scale=2.0, size=offsets[-1])
+    else:
+        scores = rng.randint(0, n_score_values, size=offsets[-1]).astype(float)
+    kwargs = dict(metric="ndcg", k=k, gain="exponential")
+    objective = _objective("lambdarank", labels, offsets, 1.5, **kwargs)
+    grad, cost = whole_gradient(objective, scores, offsets)
+    grad_alone, _ = whole_gradient(objective, scores, offsets, with_cost=False)
+    for q in range(len(offsets) - 1):
+        lo, hi = offsets[q], offsets[q + 1]
+        for g in (grad, grad_alone):
+            _check_query(
+                g[lo:hi], cost[q], scores[lo:hi].tolist(), labels[lo:hi].tolist(), 1.5, "lambdarank", kwargs
+            )
 
 
 @pytest.mark.parametrize(
