@@ -4,7 +4,7 @@
    labels uniform on 0..4 (sorted descending inside each query, the layout the objectives
    expect), scores iid N(0, 1), sigma 1, exponential gain. Ours: ``RankNetObjective`` and
    ``LambdaRankObjective`` (k=None: all pairs; k=30) ``.gradient`` on every query, built
-   outside the timer, on 1 and 2 threads (``objective.n_threads``). LightGBM: one
+   outside the timer, on 1 and 2 threads (``gradient(..., n_threads)``). LightGBM: one
    ``Booster.update()`` with ``objective="lambdarank"`` on the same labels, the scores as
    ``init_score`` and as the only feature, ``num_leaves=2``, ``learning_rate=1e-6`` (the
    ranking, hence the top 30, stays put), ``lambdarank_truncation_level`` L or 30,
@@ -103,8 +103,7 @@ def lambda_pass(h, lgb):
                     booster = lgb_booster(lgb, d, objective, trunc, n_threads)
                     lgb_t[key] = h.measure(booster.update)["min_s"]
             for name, objective in objectives.items():
-                objective.n_threads = n_threads
-                t = h.measure(lambda: objective.gradient(*args))
+                t = h.measure(lambda: objective.gradient(*args, n_threads=n_threads))
                 grads = lgb_t[name] - lgb_t["regression"] if name in lgb_t else None
                 rows.append({
                     "L": length, "queries": d["queries"], "variant": name, "threads": n_threads,

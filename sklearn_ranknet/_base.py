@@ -369,7 +369,6 @@ class BaseRanker(BaseEstimator):
             # Threads for this fit only: 1 when a minibatch gives the pool
             # nothing to share, so that BLAS keeps its threads.
             self._fit_threads = self._n_threads() if _training.pool_has_work(self, data) else 1
-            data.objective.n_threads = self._fit_threads
             with single_threaded_blas(self._fit_threads):
                 if self.solver == "lbfgs" and not incremental:
                     _training.fit_lbfgs(self, data)

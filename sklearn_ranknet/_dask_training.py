@@ -183,8 +183,7 @@ class Shard:
         ranker.t_ = 0
         if self.train is not None:
             # As in memory: more threads only where a minibatch shares out
-            # (the shard itself stays as built: its objective keeps the
-            # template's threads, which a typical minibatch then never uses).
+            # (on the ranker made for this task: the shard stays as built).
             ranker._fit_threads = ranker._n_threads() if pool_has_work(ranker, self.train) else 1
         return ranker
 
@@ -292,7 +291,8 @@ def evaluate(shard, params, gain):
             loss = shard.loss
             scores = _scores(ranker, loss)
             _, costs = loss.objective.gradient(
-                scores, np.arange(len(loss.rows)), np.arange(loss.n_queries), loss.offsets, with_cost=True
+                scores, np.arange(len(loss.rows)), np.arange(loss.n_queries), loss.offsets, with_cost=True,
+                n_threads=ranker._n_threads(),
             )
         if shard.val is not None:
             val = shard.val

@@ -298,5 +298,5 @@ class LambdaRankRanker(BaseRanker):
     def _make_objective(self, labels, offsets):
         return LambdaRankObjective(
             labels, offsets, sigma=self.sigma, metric=self.metric, k=self.k, gain=self.gain,
-            pair_weighting=self.pair_weighting, n_threads=self._n_threads(),
+            pair_weighting=self.pair_weighting,
         )

@@ -272,7 +272,7 @@ class ListNetRanker(BaseRanker):
 
     def _make_objective(self, labels, offsets):
         return ListNetObjective(
-            labels, offsets, sigma=self.sigma, gain=self.gain, n_threads=self._n_threads()
+            labels, offsets, sigma=self.sigma, gain=self.gain
         )
 
     def _uses_exponential_gain(self):

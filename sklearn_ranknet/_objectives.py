@@ -47,16 +47,13 @@ class RankNetObjective:
     offsets : ndarray of shape (n_queries + 1,)
     sigma : float
         Steepness of the pair sigmoid.
-    n_threads : int, default=1
-        Threads for the kernel (large batches only).
     soft_targets : bool, default=False
         Target probability sigmoid(y_i - y_j) for each pair instead of 1.
     """
 
-    def __init__(self, labels, offsets, *, sigma, n_threads=1, soft_targets=False):
+    def __init__(self, labels, offsets, *, sigma, soft_targets=False):
         self.labels = labels
         self.sigma = float(sigma)
-        self.n_threads = n_threads
         # A kernel of its own: hard-target fits never compile it.
         self.kernel = _lambdas.ranknet_soft_chunk if soft_targets else _lambdas.ranknet_chunk
 
@@ -65,7 +62,7 @@ class RankNetObjective:
         """Inner-loop steps of each query (at most): its pairs."""
         return pair_work(offsets)
 
-    def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
+    def gradient(self, scores, rows, queries, offsets, *, with_cost=False, n_threads=1):
         """dC/ds of a minibatch and the cost of each of its queries.
 
         Parameters
@@ -79,6 +76,10 @@ class RankNetObjective:
         offsets : ndarray of shape (len(queries) + 1,)
             Query segments within the batch.
         with_cost : bool, default=False
+        n_threads : int, default=1
+            Threads the kernel may use (from :func:`._jit.effective_n_jobs`);
+            small batches run on the calling thread anyway. The result is
+            the same for any number.
 
         Returns
         -------
@@ -87,7 +88,7 @@ class RankNetObjective:
         """
         outputs = np.empty(len(scores)), np.zeros(len(offsets) - 1)
         inputs = (scores, self.labels[rows], offsets, self.sigma, with_cost)
-        return _run(self.kernel, inputs, outputs, offsets, self.n_threads)
+        return _run(self.kernel, inputs, outputs, offsets, n_threads)
 
 
 class LambdaRankObjective:
@@ -110,12 +111,10 @@ class LambdaRankObjective:
     pair_weighting : {"lambdarank", "ndcg_loss2", "ndcg_loss2++"}, default="lambdarank"
         |delta metric| weights, or one of LambdaLoss's (``metric="ndcg"``
         only); see :data:`._lambdas.LAMBDARANK`.
-    n_threads : int, default=1
-        Threads for the kernel (large batches only).
     """
 
     def __init__(
-        self, labels, offsets, *, sigma, metric, k, gain, pair_weighting="lambdarank", n_threads=1
+        self, labels, offsets, *, sigma, metric, k, gain, pair_weighting="lambdarank"
     ):
         if pair_weighting not in _lambdas.PAIR_WEIGHTINGS:
             raise ValueError(
@@ -128,7 +127,6 @@ class LambdaRankObjective:
                 "to weight pairs by |delta AP|."
             )
         self.sigma = float(sigma)
-        self.n_threads = n_threads
         self.use_ap = metric == "map"
         self.weighting = _lambdas.PAIR_WEIGHTINGS[pair_weighting]
         longest = max(int(np.diff(offsets).max(initial=1)), 1)
@@ -158,7 +156,7 @@ class LambdaRankObjective:
         """Inner-loop steps of each query (at most): its pairs touching the top k."""
         return pair_work(offsets, self.k)
 
-    def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
+    def gradient(self, scores, rows, queries, offsets, *, with_cost=False, n_threads=1):
         """dC/ds of a minibatch and the cost of each of its queries; see
         :meth:`RankNetObjective.gradient`."""
         outputs = np.empty(len(scores)), np.zeros(len(offsets) - 1)
@@ -166,7 +164,7 @@ class LambdaRankObjective:
             scores, self.utility[rows], self.norms[queries], offsets, self.discounts,
             self.by_distance, self.weighting, self.k, self.use_ap, self.sigma, with_cost,
         )
-        return _run(_lambdas.lambdarank_chunk, inputs, outputs, offsets, self.n_threads, self.k)
+        return _run(_lambdas.lambdarank_chunk, inputs, outputs, offsets, n_threads, self.k)
 
 
 class ListNetObjective:
@@ -183,24 +181,22 @@ class ListNetObjective:
     gain : {"exponential", "linear"}, default="linear"
         The target distribution is proportional to ``2**label - 1`` or to
         ``label``.
-    n_threads : int, default=1
     """
 
-    def __init__(self, labels, offsets, *, sigma, gain="linear", n_threads=1):
+    def __init__(self, labels, offsets, *, sigma, gain="linear"):
         self.targets = _kernels.label_gains(labels, gain == "exponential")
         self.sigma = float(sigma)
-        self.n_threads = n_threads
 
     @staticmethod
     def query_work(offsets):
         """Inner-loop steps of each query: its documents."""
         return np.diff(offsets)
 
-    def gradient(self, scores, rows, queries, offsets, *, with_cost=False):
+    def gradient(self, scores, rows, queries, offsets, *, with_cost=False, n_threads=1):
         """dC/ds of a minibatch and the cost of each of its queries; see
         :meth:`RankNetObjective.gradient`."""
         grad, cost = np.empty(len(scores)), np.zeros(len(offsets) - 1)
         args = (scores, self.targets[rows], offsets, self.sigma, with_cost, grad, cost)
         work = self.query_work(offsets)
-        over_queries(_listwise.softmax_chunk, args, offsets, self.n_threads, int(work.sum()), work)
+        over_queries(_listwise.softmax_chunk, args, offsets, n_threads, int(work.sum()), work)
         return grad, cost

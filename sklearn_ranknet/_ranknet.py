@@ -265,6 +265,6 @@ class RankNetRanker(BaseRanker):
 
     def _make_objective(self, labels, offsets):
         return RankNetObjective(
-            labels, offsets, sigma=self.sigma, n_threads=self._n_threads(),
+            labels, offsets, sigma=self.sigma,
             soft_targets=self.pair_targets == "soft",
         )

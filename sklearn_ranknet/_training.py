@@ -156,7 +156,9 @@ def objective_value(ranker, data):
     scores = _scores(ranker, data)
     positions = np.arange(len(data.rows))
     queries = np.arange(data.n_queries)
-    _, cost = data.objective.gradient(scores, positions, queries, data.offsets, with_cost=True)
+    _, cost = data.objective.gradient(
+        scores, positions, queries, data.offsets, with_cost=True, n_threads=ranker._n_threads()
+    )
     return data.mean_of_queries(cost) + _network.l2_penalty(ranker.coefs_, ranker._l2)
 
 
@@ -394,7 +396,7 @@ def _step(ranker, train, positions, queries, offsets, n_threads):
     passes = map_blocks(forward, list(zip(blocks, seeds)), n_threads)
     scores = passes[0][0] if len(passes) == 1 else np.concatenate([s for s, _ in passes])
     # Lambdas in float64 whatever the network's dtype: the pair sums cancel.
-    grad, _ = train.objective.gradient(as_kernel_array(scores), positions, queries, offsets)
+    grad, _ = train.objective.gradient(as_kernel_array(scores), positions, queries, offsets, n_threads=n_threads)
     # Each query counts by its weight relative to the mean weight, so that
     # over an epoch the steps follow the weighted mean of the query costs.
     if train.weights is None:
@@ -469,7 +471,8 @@ def fit_lbfgs(ranker, data):
         weights = (coefs, intercepts) if scaling is None else scaling.network_params(X, coefs, intercepts)
         scores, cache = _network.forward(X, *weights, ranker.activation)
         grad, cost = data.objective.gradient(
-            as_kernel_array(scores[inverse_order]), positions, all_queries, data.offsets, with_cost=True
+            as_kernel_array(scores[inverse_order]), positions, all_queries, data.offsets, with_cost=True,
+            n_threads=ranker._n_threads(),
         )
         upstream = np.zeros(data.X.shape[0])
         upstream[inverse_order] = grad * row_share

@@ -19,10 +19,11 @@ def assert_same_training(got, expected):
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6 * scale)
 
 
-def whole_gradient(objective, scores, offsets, with_cost=True):
+def whole_gradient(objective, scores, offsets, with_cost=True, n_threads=1):
     """An objective's gradient and per-query costs over every query at once."""
     return objective.gradient(
-        scores, np.arange(len(scores)), np.arange(len(offsets) - 1), offsets, with_cost=with_cost
+        scores, np.arange(len(scores)), np.arange(len(offsets) - 1), offsets, with_cost=with_cost,
+        n_threads=n_threads,
     )
 
 

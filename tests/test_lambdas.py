@@ -307,12 +307,11 @@ def test_results_do_not_depend_on_the_number_of_threads(kind, kwargs, monkeypatc
     rng = np.random.RandomState(5)
     scores, labels, offsets = _random_queries(rng, 300, 40)
     objective = _objective(kind, labels, offsets, **kwargs)
-    results = []
-    for n_threads in (1, 2, 3):
-        objective.n_threads = n_threads
-        results.append(whole_gradient(objective, scores, offsets))
-    np.testing.assert_array_equal(results[0][0], results[1][0])
-    np.testing.assert_array_equal(results[0][1], results[1][1])
+    for with_cost in (True, False):  # without the cost, short queries take their own path
+        results = [whole_gradient(objective, scores, offsets, with_cost, n_threads) for n_threads in (1, 2, 3)]
+        for grad, cost in results[1:]:
+            np.testing.assert_array_equal(grad, results[0][0])
+            np.testing.assert_array_equal(cost, results[0][1])
 
 
 def test_batch_of_some_queries_equals_those_queries_of_thewhole_gradient():

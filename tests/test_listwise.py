@@ -97,8 +97,7 @@ def test_results_do_not_depend_on_the_number_of_threads(monkeypatch):
     objective = ListNetObjective(labels, offsets, sigma=1.0)
     results = []
     for n_threads in (1, 2, 3):
-        objective.n_threads = n_threads
-        results.append(whole_gradient(objective, scores, offsets))
+        results.append(whole_gradient(objective, scores, offsets, n_threads=n_threads))
     for grad, cost in results[1:]:
         np.testing.assert_array_equal(grad, results[0][0])
         np.testing.assert_array_equal(cost, results[0][1])
