@@ -277,17 +277,20 @@ def test_lambdas_sum_to_zero_and_vanish_without_label_differences(kind, kwargs):
     rng = np.random.RandomState(4)
     scores, labels, offsets = _random_queries(rng, 20, 10)
     labels[offsets[1] : offsets[2]] = 2.0  # a query whose labels are all equal
-    grad, _ = whole_gradient(_objective(kind, labels, offsets, **kwargs), scores, offsets)
-    for q in range(len(offsets) - 1):
-        assert abs(grad[offsets[q] : offsets[q + 1]].sum()) < 1e-12
-    assert np.all(grad[offsets[0] : offsets[2]] == 0.0)  # no relevant / all equal
+    objective = _objective(kind, labels, offsets, **kwargs)
+    for with_cost in (True, False):  # without the cost, short queries take their own path
+        grad, _ = whole_gradient(objective, scores, offsets, with_cost)
+        for q in range(len(offsets) - 1):
+            assert abs(grad[offsets[q] : offsets[q + 1]].sum()) < 1e-12
+        assert np.all(grad[offsets[0] : offsets[2]] == 0.0)  # no relevant / all equal
 
 
 @pytest.mark.parametrize("kind, kwargs", CASES)
 @pytest.mark.parametrize("gap", [1e4, 1e6, 1e300])
 def test_huge_score_gaps_stay_finite_and_exact(kind, kwargs, gap):
     """Two documents in the wrong order by a huge gap: each pair pushes with
-    the full sigma * weight; in the right order, nothing."""
+    the full sigma * weight; in the right order, nothing. Without the cost
+    too, where a short query must leave its own path for the exact one."""
     labels = np.array([2.0, 1.0, 0.0])
     offsets = np.array([0, 3])
     objective = _objective(kind, labels, offsets, **kwargs)
@@ -297,6 +300,8 @@ def test_huge_score_gaps_stay_finite_and_exact(kind, kwargs, gap):
     ref_grad, ref_cost = pair_lambdas(wrong.tolist(), labels.tolist(), **_reference_kwargs(kind, kwargs))
     np.testing.assert_allclose(grad, ref_grad, rtol=1e-12)
     np.testing.assert_allclose(cost, [ref_cost], rtol=1e-12)
+    grad_alone, _ = whole_gradient(objective, wrong, offsets, with_cost=False)
+    np.testing.assert_allclose(grad_alone, ref_grad, rtol=1e-12)
     right_grad, right_cost = whole_gradient(objective, -wrong, offsets)
     assert np.all(np.abs(right_grad) < 1e-300) and right_cost[0] < 1e-300
 
