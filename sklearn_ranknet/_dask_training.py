@@ -120,7 +120,8 @@ class Shard:
         """What the client needs to plan the fit: per-query numbers, the
         feature moments of the input scaling, and for ``"piecewise"``
         (whose moments need the bin edges first) up to ``edge_rows`` rows,
-        evenly spaced, to place the edges."""
+        evenly spaced, on which the client places the edges and measures
+        the moments."""
         if self.data is None:
             empty = np.zeros(0, dtype=np.int64)
             return {"ids": self.query_ids, "sizes": empty, "work": empty, "weights": None,
@@ -141,12 +142,6 @@ class Shard:
             "edge_sample": edge_sample,
             "dtype": data.X.dtype,
         }
-
-    def moments(self, kind, encoding):
-        """Feature moments of this shard's rows under ``encoding``."""
-        if self.data is None:
-            return None
-        return feature_moments(kind, self.data.X, self.data.rows, encoding)
 
     def split(self, train_queries, val_queries, loss_queries, scaling, l2):
         """A copy whose training, validation and loss sets are the given
@@ -204,10 +199,6 @@ def make_shard(frame, template, feature_columns, dtype, weighted):
 
 def shard_summary(shard, scaling_kind, edge_rows):
     return shard.summary(scaling_kind, edge_rows)
-
-
-def shard_moments(shard, kind, encoding):
-    return shard.moments(kind, encoding)
 
 
 def split_shard(shard, train_queries, val_queries, loss_queries, scaling, l2):
@@ -535,8 +526,9 @@ class _Plan:
 
 def _global_scaling(ranker, client, shards, summaries, dtype):
     """The input scaling of all shards' rows: their merged feature moments,
-    after placing the bin edges on the shards' samples (``"piecewise"``: a
-    second round, for the moments of the encoded inputs)."""
+    or for ``"piecewise"`` the bin edges and the encoded inputs' moments of
+    the shards' pooled samples (as in memory, from at most
+    ``EDGE_SAMPLE_ROWS`` rows)."""
     kind = ranker.feature_scaling
     if kind is None:
         return None
@@ -544,12 +536,9 @@ def _global_scaling(ranker, client, shards, summaries, dtype):
     if kind == "piecewise":
         samples = [s["edge_sample"] for s in summaries if s["edge_sample"] is not None]
         n_rows = sum(int(s["sizes"].sum()) for s in summaries)
-        encoding = PiecewiseEncoding.fit(np.concatenate(samples).astype(dtype, copy=False),
-                                         n_bins=piecewise_bins(n_rows))
-        shard_moments_list = gather(
-            client, client.map(shard_moments, shards, kind=kind, encoding=encoding, pure=False),
-            "partitions' feature moments",
-        )
+        sample = np.concatenate(samples).astype(dtype, copy=False)
+        encoding = PiecewiseEncoding.fit(sample, n_bins=piecewise_bins(n_rows))
+        shard_moments_list = [feature_moments(kind, sample, None, encoding)]
     else:
         shard_moments_list = [s["moments"] for s in summaries]
     moments = (0, 0.0, 0.0)

@@ -175,7 +175,8 @@ class ListNetRanker(BaseRanker):
         Mean of each input of the network over the training rows: each
         feature (log-transformed with ``feature_scaling="log1p"``), or with
         "piecewise" each feature's bin inputs, feature by feature
-        (``n_inputs`` bins in all); None without ``feature_scaling``.
+        (``n_inputs`` bins in all; over the rows that placed the bin edges);
+        None without ``feature_scaling``.
     feature_scale_ : ndarray of shape (n_inputs,) or None
         Its standard deviation (1 for a constant input). ``coefs_[0]``
         applies to the standardized inputs.

@@ -688,7 +688,8 @@ times for SGD) or a smaller ``batch_size`` makes up for it. Early stopping
 holds out whole queries and counts rounds, as in memory.
 
 The input scaling statistics are those of the whole data (per-partition
-moments merged on the client), and the validation queries are those the
+moments merged on the client; for the default piecewise encoding, those of
+the partitions' pooled sample of at most 200,000 rows, as in memory), and the validation queries are those the
 in-memory ranker draws for the same ``random_state``. A fit is reproducible
 for a given ``random_state`` and partitioning (the number of partitions and
 where they cut): rows are put back in input order after the shuffle."""

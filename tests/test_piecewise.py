@@ -182,6 +182,23 @@ def test_statistics_are_those_of_the_encoded_inputs(sparse):
     np.testing.assert_allclose(scaling.scale, np.where(expected.scale_ > 0, expected.scale_, 1.0), rtol=1e-9)
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_large_data_takes_edges_and_statistics_from_one_sample(sparse, monkeypatch):
+    # Past EDGE_SAMPLE_ROWS both come from the evenly spaced sample; the
+    # number of bins still follows all the rows.
+    monkeypatch.setattr(_inputs, "EDGE_SAMPLE_ROWS", 50)
+    monkeypatch.setattr(_inputs, "PIECEWISE_LARGE_ROWS", 200)
+    X = _features(n_rows=230)
+    rows = np.random.default_rng(3).permutation(len(X))
+    scaling = InputScaling.fit("piecewise", sp.csr_matrix(X) if sparse else X, rows)
+    sample = rows[::5]  # ceil(230 / 50) = 5: 46 rows
+    for j, edges in enumerate(scaling.encoding.edges):
+        np.testing.assert_allclose(edges, reference_edges(X[sample, j], PIECEWISE_BINS_LARGE), rtol=1e-15)
+    expected = StandardScaler().fit(reference_encode(X[sample], scaling.encoding.edges))
+    np.testing.assert_allclose(scaling.mean, expected.mean_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(scaling.scale, np.where(expected.scale_ > 0, expected.scale_, 1.0), rtol=1e-9)
+
+
 def _pipeline_before(Ranker, X, **params):
     """Encode with the reference, standardize, then the ranker unscaled."""
     edges = PiecewiseEncoding.fit(X).edges
