@@ -499,13 +499,7 @@ def _add_distance_terms(h, by_distance, a, out):
         out[b] = h[b] + by_distance[b - unsigned_a]
 
 
-# Compiled as a function of its own, not inlined into lambdarank_chunk
-# although it has one caller: inlining copies the callee's Numba IR block by
-# block, each copy carrying the whole variable scope, which for a function
-# this size cost more than compiling it separately (a new user's first
-# process: LambdaRank's fit compiled 0.7 s less, 2026-11-25). The short
-# queries, where a call per query would show, never reach it.
-@jit
+@jit(inline=True)
 def _lambdarank_query(
     scores, utility, norm, discounts, by_distance, weighting, k, use_ap, sigma, with_cost,
     grad, order, spare, work,
@@ -632,8 +626,9 @@ def lambdarank_chunk(
     work = np.empty(7 * (longest + LANES))
     # Short queries under LambdaRank's NDCG weights (not while the cost is
     # wanted, which needs each pair once), unless k cuts off most of them,
-    # take the padded path, inlined here: on 10-document queries the pass
-    # ran 25 % faster than with the choice made inside _lambdarank_query.
+    # take the padded path, chosen here rather than inside _lambdarank_query:
+    # the 10-document pass ran 25 % faster (Intel Xeon, 2026-11-25), and the
+    # first fit compiled ~0.3 s less.
     fits_short_path = weighting == LAMBDARANK and not use_ap and not with_cost
     short = min(SHORT_QUERY, SHORT_QUERY_PER_K * k) if fits_short_path else 0
     row = len(work) // 7
