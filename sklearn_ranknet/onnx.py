@@ -31,12 +31,12 @@ Notes
   on dense rows, not folded into the first layer: ``sign(x) * log1p(|x|)``
   for ``"log1p"`` (ops Sign, Abs, Add, Sub, Div, Log, Mul: a correction term
   keeps ``log1p`` accurate for small ``|x|``, where ``log(1 + |x|)`` is
-  not), then ``(x - mean) / scale`` (ops Sub, Div). A float64 mean is stored
+  not), then ``(x - mean) * (1 / scale)`` (ops Sub, Mul). A float64 mean is stored
   in a float32 graph as the sum of two float32 numbers and subtracted in two
   steps, so a feature whose mean dwarfs its spread (e.g. ``1e4 + N(0, 1)``)
   keeps its float32 precision. ``"piecewise"`` encodes first: each feature
-  is gathered once per bin (Gather), then ``min(max((x - lower) / width, 0),
-  1) - level`` (ops Sub, Div, Max, Min, Sub) gives its bins' inputs, which
+  is gathered once per bin (Gather), then ``min(max((x - lower) * (1 / width),
+  0), 1) - level`` (ops Sub, Mul, Max, Min, Sub) gives its bins' inputs, which
   are standardized as above.
 * Network: MatMul and Add per layer; Sigmoid, Tanh or Relu after each hidden
   layer (nothing for ``"identity"``); the output layer is linear.
@@ -177,10 +177,10 @@ class _RankerFunction:
             A = np.sign(A) * np.log1p(np.abs(A))
         if self.kind == "piecewise":
             e = self.encoding
-            A = (A[:, e.source] - e.lower.astype(np.float64)) / e.width.astype(np.float64)
+            A = (A[:, e.source] - e.lower.astype(np.float64)) * e.inv_width.astype(np.float64)
             A = np.clip(A, 0, 1) - e.zero_level.astype(np.float64)
         if self.kind is not None:
-            A = (A - self.mean) / self.scale
+            A = (A - self.mean) * (1.0 / self.scale)
         for i, (W, b) in enumerate(zip(self.coefs, self.intercepts)):
             A = A @ W.astype(np.float64) + b.astype(np.float64)
             if i < len(self.coefs) - 1:
@@ -478,7 +478,7 @@ def _signed_log1p(g, x):
 
 def _piecewise(g, x, encoding):
     """The inputs of every feature's bins, as ``PiecewiseEncoding.transform``
-    computes them: min(max((x[:, source] - lower) / width, 0), 1) - level.
+    computes them: min(max((x[:, source] - lower) * inv_width, 0), 1) - level.
     A feature with one value has a bin of infinite width, whose input is 0."""
     sources = g.name("bin_feature")
     g.container.add_initializer(
@@ -486,7 +486,7 @@ def _piecewise(g, x, encoding):
     )
     x = g.node("Gather", [x, sources], "bin_values", axis=1)
     x = _subtract_precisely(g, x, encoding.lower, "above_lower")
-    x = g.binary(apply_div, "Div", x, g.constant("bin_width", encoding.width), "bin_fraction")
+    x = g.binary(apply_mul, "Mul", x, g.constant("bin_inv_width", encoding.inv_width), "bin_fraction")
     x = g.node("Max", [x, g.constant("zero", [0.0])], "bin_fraction")
     x = g.node("Min", [x, g.constant("one", [1.0])], "bin_fraction")
     return g.binary(apply_sub, "Sub", x, g.constant("bin_level", encoding.zero_level), "bin_input")
@@ -507,9 +507,9 @@ def _subtract_precisely(g, x, values, hint):
 
 
 def _standardize(g, x, mean, scale):
-    """(x - mean) / scale, as ``predict`` computes on dense rows."""
+    """(x - mean) * (1 / scale), as ``predict`` computes on dense rows."""
     centred = _subtract_precisely(g, x, mean, "centred")
-    return g.binary(apply_div, "Div", centred, g.constant("scale", scale), "standardized")
+    return g.binary(apply_mul, "Mul", centred, g.constant("inv_scale", 1.0 / scale), "standardized")
 
 
 def _convert_ranker(scope, operator, container):

@@ -129,7 +129,8 @@ def test_encoding_is_the_definition(train, new, dtype):
     csr = encoding.transform(sp.csr_matrix(new))
     assert dense.dtype == dtype and csr.dtype == dtype
     assert dense.shape == csr.shape == (len(new), encoding.n_inputs)
-    tolerance = 8 * np.finfo(dtype).eps  # a subtraction, a division, a subtraction of values <= 1
+    # a subtraction, a product with a rounded reciprocal, a subtraction of values <= 1
+    tolerance = 8 * np.finfo(dtype).eps
     np.testing.assert_allclose(dense, expected, rtol=0, atol=tolerance)
     np.testing.assert_allclose(csr.toarray(), expected, rtol=0, atol=tolerance)
 
