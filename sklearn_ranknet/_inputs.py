@@ -147,7 +147,10 @@ class InputScaling:
         # Constant features are only centred, as StandardScaler does: a
         # spread within the rounding of count additions of the mean is 0.
         scale[scale <= max(count, 1) * np.finfo(np.float64).eps * np.abs(mean)] = 1.0
-        scale[scale == 0.0] = 1.0
+        # Rows are multiplied by 1 / scale, which a spread below the
+        # smallest normal number of the dtype (or 0 once cast) would make
+        # infinite: such a feature counts as constant too.
+        scale[scale < np.finfo(dtype).tiny] = 1.0
         return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding)
 
     def rows(self, X, index):
@@ -372,7 +375,7 @@ class PiecewiseEncoding:
             n_bins = piecewise_bins(n_rows)
         sample = edge_sample(n_rows, rows)
         levels = np.linspace(0.0, 1.0, n_bins + 1)
-        edges = [np.unique(q.astype(X.dtype)) for q in _column_quantiles(X, sample, levels)]
+        edges = [_distinct_edges(q.astype(X.dtype)) for q in _column_quantiles(X, sample, levels)]
         return cls(edges, X.dtype)
 
     def transform(self, block):
@@ -405,6 +408,20 @@ class PiecewiseEncoding:
         encoded = sp.csr_matrix((values, columns, indptr), shape=(block.shape[0], self.n_inputs))
         encoded.eliminate_zeros()  # most inputs of a value are 0
         return encoded
+
+
+def _distinct_edges(quantiles):
+    """The increasing distinct values of ``quantiles``, where values closer
+    than the dtype's smallest normal number to the previous one kept count
+    as one: a narrower bin's reciprocal width would overflow (inputs are
+    ``(x - lower) * (1 / width)``)."""
+    values = np.unique(quantiles)
+    tiny = np.finfo(values.dtype).tiny
+    kept = values[:1].tolist()
+    for value in values[1:]:
+        if float(value) - kept[-1] >= tiny:
+            kept.append(float(value))
+    return np.array(kept, dtype=values.dtype)
 
 
 def _bins_of(edges):

@@ -280,3 +280,30 @@ def test_warm_start_keeps_the_encoding_and_refuses_another_scaling():
     ranker.set_params(feature_scaling="standard")
     with pytest.raises(ValueError, match="feature_scaling='standard'"):
         ranker.fit(X, y, groups=qid)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_edges_closer_than_the_smallest_normal_number_are_one_edge(dtype):
+    """Inputs are (x - lower) * (1 / width): a bin narrower than the dtype's
+    smallest normal number would have an infinite reciprocal width and
+    encode its own lower edge as 0 * inf = NaN."""
+    step = np.finfo(dtype).smallest_subnormal
+    X = np.column_stack([step * (np.arange(30) % 3), np.arange(30)]).astype(dtype)
+    encoding = PiecewiseEncoding.fit(X)
+    assert encoding.edges[0].tolist() == [0.0]  # 0, step and 2 * step count as one value
+    np.testing.assert_array_equal(encoding.edges[1], reference_edges(X[:, 1]).astype(dtype))
+    encoded = encoding.transform(X)
+    assert np.all(np.isfinite(encoded)) and np.all(encoded[:, 0] == 0.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kind", ["piecewise", "standard"])
+def test_a_feature_with_a_subnormal_spread_scores_finitely(kind, dtype):
+    """Its spread is below what 1 / scale or 1 / width can represent: the
+    feature counts as constant instead of turning the scores into NaN."""
+    X, y, groups = make_ranking(n_queries=20, n_features=3, n_informative=2, random_state=0)
+    X = X.astype(dtype)
+    X[:, 1] = np.finfo(dtype).smallest_subnormal * (np.arange(len(X)) % 3)
+    ranker = LambdaRankRanker(feature_scaling=kind, max_iter=3, random_state=0).fit(X, y, groups=groups)
+    assert np.all(np.isfinite(ranker.predict(X)))
+    assert np.all(np.isfinite(ranker.feature_scale_)) and np.all(ranker.feature_scale_ > 0)
