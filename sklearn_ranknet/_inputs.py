@@ -10,10 +10,10 @@ transform for their neural rankers).
 
 Dense rows are standardized as they are gathered (each minibatch, or each
 block of ``predict``, is a copy anyway), as (t - mean) * (1 / scale): a
-multiplication by the stored reciprocal, not a division per value, which
-cost as much as the rest of the gather on some CPUs. CSR rows are not, since centring
-would densify them: for them the standardization is folded into the first
-layer. With z = (t - mean) / scale for the transformed row t,
+multiplication by the reciprocal rather than a division per value, which
+took about a third of the gather's time on one CPU measured. CSR rows are
+not, since centring would densify them: for them the standardization is
+folded into the first layer. With z = (t - mean) / scale for the transformed row t,
 
     z @ W + b = t @ (W / scale[:, None]) + (b - (mean / scale) @ W),
 
