@@ -69,7 +69,7 @@ COORDINATES = {
     "sigma": [{"sigma": s} for s in (0.5, 1.0, 2.0)],
     "pair_weighting": [{"pair_weighting": w} for w in ("lambdarank", "ndcg_loss2++")],
     "feature_scaling": [{"feature_scaling": f} for f in ("standard", "piecewise")],
-    "ema_momentum": [{"ema_momentum": m} for m in (0.0, 0.9975, 0.999)],
+    "ema_momentum": [{"ema_momentum": m} for m in ("auto", 0.0, 0.999)],
 }
 ONLY = {"pair_weighting": "lambdarank"}
 

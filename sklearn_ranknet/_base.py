@@ -39,6 +39,15 @@ AUTO_EARLY_STOPPING_ROWS = 10_000
 AUTO_PATIENCE = 5
 AUTO_PATIENCE_LARGE = 3
 AUTO_PATIENCE_LARGE_ROWS = 100_000
+#: ``ema_momentum="auto"``: this average of the weights when the fit holds
+#: out no validation set (small data), none when it does. Without one, the
+#: fit returns the last step's weights, and the average of the last few
+#: hundred steps ranked better on real data: +0.005, +0.007 and +0.016
+#: NDCG@10 (LambdaRank, RankNet, ListNet) on the Yahoo sample's training
+#: folds, against losses of at most 0.004 on synthetic data. With early
+#: stopping the best epoch is already chosen on held-out queries, and the
+#: average made it run 1.2-3x the epochs (defaults study, tenth look).
+AUTO_EMA_MOMENTUM = 0.9975
 
 
 #: What stochastic training carries from one ``partial_fit`` to the next
@@ -83,7 +92,7 @@ class BaseRanker(BaseEstimator):
         "feature_scaling": [StrOptions(set(FEATURE_SCALINGS)), None],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "input_noise": [Interval(Real, 0, None, closed="left")],
-        "ema_momentum": [Interval(Real, 0, 1, closed="left")],
+        "ema_momentum": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="left")],
         "query_column": QUERY_COLUMN_CONSTRAINT,
     }
 
@@ -441,6 +450,13 @@ class BaseRanker(BaseEstimator):
             n_val = int(np.ceil(self.validation_fraction * n_queries))
             return n_rows >= AUTO_EARLY_STOPPING_ROWS and 2 <= n_val < n_queries
         return bool(self.early_stopping)
+
+    def _ema_momentum(self, early_stopping):
+        """``ema_momentum``, with "auto" resolved for a fit that does or does
+        not hold out a validation set (``partial_fit`` never does)."""
+        if self.ema_momentum != "auto":
+            return self.ema_momentum
+        return 0.0 if early_stopping else AUTO_EMA_MOMENTUM
 
     def _patience(self, n_rows):
         """``n_iter_no_change``, with "auto" resolved for ``n_rows`` training

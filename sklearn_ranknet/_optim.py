@@ -220,18 +220,20 @@ class WeightAverage:
     """An exponential moving average of parameter arrays over optimizer steps.
 
     Polyak-Ruppert averaging in its exponential form (Keras's
-    ``ema_momentum``): after every step, for each array ``p`` of the
-    trained weights::
+    ``ema_momentum``), bias-corrected as Adam's moments are: after ``t``
+    steps with trained weights ``p_1 .. p_t``, the average is::
 
-        t <- t + 1
-        s <- momentum * s + (1 - momentum) * p
-        average = s / (1 - momentum**t)
+        sum_s momentum**(t - s) * (1 - momentum) * p_s / (1 - momentum**t)
 
-    (``s`` starts at 0; the division corrects its bias as Adam's does, so the
-    first average is the first step's weights.) The average spans about
-    ``1 / (1 - momentum)`` steps. The optimizer keeps updating the trained
-    weights; the average is what the model predicts with. It smooths the
-    noise of minibatch steps, a cheap relative of averaging several models.
+    so the first average is the first step's weights. It is kept as such
+    and moved towards each new ``p`` by the newest step's share, ``w_t = (1
+    - momentum) / (1 - momentum**t)``: ``average <- p + (1 - w_t) *
+    (average - p)``. Weights that stop changing are then averaged to
+    themselves exactly (a sum divided by its correction only to rounding).
+    The average spans about ``1 / (1 - momentum)`` steps. The optimizer
+    keeps updating the trained weights; the average is what the model
+    predicts with. It smooths the noise of minibatch steps, a cheap relative
+    of averaging several models.
 
     Parameters
     ----------
@@ -242,8 +244,8 @@ class WeightAverage:
 
     Attributes
     ----------
-    sums : list of ndarray
-        ``s`` of each array.
+    averages : list of ndarray
+        The average of each array (meaningful once ``t >= 1``).
     t : int
         Steps averaged so far.
     trained : list of ndarray or None
@@ -254,23 +256,23 @@ class WeightAverage:
 
     def __init__(self, params, momentum):
         self.momentum = float(momentum)
-        self.sums = [np.zeros_like(p) for p in params]
+        self.averages = [np.zeros_like(p) for p in params]
         self.t = 0
         self.trained = None
 
     def update(self, params):
         """Fold in the weights after one more step."""
         self.t += 1
-        for s, p in zip(self.sums, params):
-            # s = m * s + (1 - m) * p as m * (s - p) + p: in place, no temporaries.
-            s -= p
-            s *= s.dtype.type(self.momentum)
-            s += p
+        newest = (1.0 - self.momentum) / (1.0 - self.momentum**self.t)
+        for a, p in zip(self.averages, params):
+            # a = p + (1 - w) (a - p) in place, no temporaries.
+            a -= p
+            a *= a.dtype.type(1.0 - newest)
+            a += p
 
     def average(self):
         """The averaged weights (new arrays)."""
-        correction = 1.0 - self.momentum**self.t
-        return [(s / s.dtype.type(correction)).astype(s.dtype, copy=False) for s in self.sums]
+        return [a.copy() for a in self.averages]
 
     def hand_over(self, params):
         """Put the average into ``params`` in place (the arrays the optimizer

@@ -233,7 +233,7 @@ def fit_stochastic(ranker, data, incremental):
             ranker._optimizer = SGD(params, ranker.learning_rate_init, momentum=ranker.momentum)
         else:
             ranker._optimizer = Adam(params, ranker.learning_rate_init)
-    averaging = _weight_average(ranker, params)
+    averaging = _weight_average(ranker, params, ranker._ema_momentum(early_stopping))
     ranker._l2 = _l2_strength(ranker, train)
     batch_size = ranker._batch_size(train.n_queries)
     n_threads = ranker._n_threads()
@@ -265,21 +265,22 @@ def fit_stochastic(ranker, data, incremental):
             param[...] = best
 
 
-def _weight_average(ranker, params):
-    """The running average of the weights (``ema_momentum > 0``), carried
-    from one ``partial_fit`` to the next as the optimizer is (a new one if
-    ``ema_momentum`` changed), or None. Either way the trained weights go
-    back in place of the average the last call left."""
+def _weight_average(ranker, params, momentum):
+    """The running average of the weights (``momentum``, the resolved
+    ``ema_momentum``, > 0), carried from one ``partial_fit`` to the next as
+    the optimizer is (a new one if the momentum changed), or None. Either
+    way the trained weights go back in place of the average the last call
+    left."""
     averaging = getattr(ranker, "_weight_average", None)
     if averaging is not None:
         averaging.resume(params)
-        if averaging.momentum != ranker.ema_momentum:  # changed between partial_fit calls
+        if averaging.momentum != momentum:  # changed between partial_fit calls
             averaging = None
-    if not ranker.ema_momentum:
+    if not momentum:
         ranker.__dict__.pop("_weight_average", None)
         return None
     if averaging is None:
-        averaging = ranker._weight_average = WeightAverage(params, ranker.ema_momentum)
+        averaging = ranker._weight_average = WeightAverage(params, momentum)
     return averaging
 
 

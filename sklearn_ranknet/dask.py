@@ -544,7 +544,7 @@ class _DaskRanker:
                 'The Dask rankers train with a stochastic solver ("adam" or "sgd"). For '
                 "L-BFGS, fit the in-memory ranker on data that fits in memory."
             )
-        if self.ema_momentum:
+        if self.ema_momentum not in ("auto", 0):  # "auto": no average here
             raise ValueError(
                 "The Dask rankers do not average weights yet; set ema_momentum=0 (or "
                 "fit the in-memory ranker)."
@@ -685,7 +685,9 @@ roughly like one step on a minibatch P times larger: the effective batch is
 about ``P * batch_size`` queries. Expect more epochs than in memory for the
 same ``learning_rate_init``; a larger step (about sqrt(P) times for Adam, P
 times for SGD) or a smaller ``batch_size`` makes up for it. Early stopping
-holds out whole queries and counts rounds, as in memory.
+holds out whole queries and counts rounds, as in memory. The parameters
+are not averaged over steps: ``ema_momentum="auto"`` means 0 here, and any
+other value but 0 is an error.
 
 The input scaling statistics are those of the whole data (per-partition
 moments merged on the client; for the default piecewise encoding, those of
@@ -783,7 +785,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
-        ema_momentum=0.0,
+        ema_momentum="auto",
         query_column=None,
         metric="ndcg",
         k=None,
@@ -826,7 +828,7 @@ class DaskRankNetRanker(_DaskRanker, RankNetRanker):
         feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
-        ema_momentum=0.0,
+        ema_momentum="auto",
         query_column=None,
         pair_targets="hard",
         client=None,
@@ -866,7 +868,7 @@ class DaskListNetRanker(_DaskRanker, ListNetRanker):
         feature_scaling="piecewise",
         dropout=0.0,
         input_noise=0.0,
-        ema_momentum=0.0,
+        ema_momentum="auto",
         query_column=None,
         gain="exponential",
         client=None,

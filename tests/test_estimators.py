@@ -543,7 +543,7 @@ def test_no_label_differing_pair_only_shrinks_weights(cls):
     lr, alpha, epochs = 0.1, 0.5 * n_queries, 4
     ranker = cls(
         solver="sgd", momentum=0.0, learning_rate_init=lr, alpha=alpha, max_iter=epochs,
-        hidden_layer_sizes=(3,), random_state=0, **FAST,
+        hidden_layer_sizes=(3,), ema_momentum=0.0, random_state=0, **FAST,
     ).fit(X, y, groups=qid)
     coefs, intercepts = _initial_params(ranker, ranker.coefs_[0].shape[0])  # network inputs
     for got, start in zip(ranker.coefs_, coefs):
@@ -634,6 +634,7 @@ def test_warm_start_continues_from_the_previous_weights(cls, solver):
     kwargs = dict(
         solver=solver, hidden_layer_sizes=(), max_iter=1, learning_rate_init=0.01, random_state=0,
         batch_size=len(np.unique(qid)), feature_scaling="standard", **FAST,  # one minibatch per epoch
+        ema_momentum=0.0,  # the optimizer's arithmetic, on the trained weights
     )
     warm = cls(warm_start=True, **kwargs).fit(X, y, groups=qid)
     after_one = [p.copy() for p in warm.coefs_ + warm.intercepts_]

@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _training
+from sklearn_ranknet._base import AUTO_EMA_MOMENTUM
 from sklearn_ranknet._optim import WeightAverage
 from sklearn_ranknet.datasets import make_ranking
 
@@ -64,7 +65,8 @@ def _record_steps(monkeypatch):
 
 
 def _fit(Ranker, X, y, qid, **params):
-    ranker = Ranker(hidden_layer_sizes=(4,), max_iter=3, early_stopping=False, random_state=0, **params)
+    params = {"early_stopping": False, **params}
+    ranker = Ranker(hidden_layer_sizes=(4,), max_iter=3, random_state=0, **params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # max_iter=3 on purpose
         return ranker.fit(X, y, groups=qid)
@@ -86,7 +88,7 @@ def test_averaging_does_not_change_the_training(Ranker):
     """The optimizer trains the same weights, bit for bit: averaging only
     changes which weights the model keeps."""
     X, y, qid = make_ranking(40, n_features=5, n_informative=3, random_state=1)
-    plain = _fit(Ranker, X, y, qid)
+    plain = _fit(Ranker, X, y, qid, ema_momentum=0.0)
     averaged = _fit(Ranker, X, y, qid, ema_momentum=0.9)
     trained = averaged._weight_average.trained
     for got, want in zip(trained, plain.coefs_ + plain.intercepts_):
@@ -97,7 +99,7 @@ def test_averaging_does_not_change_the_training(Ranker):
 def test_partial_fit_carries_the_average_on(monkeypatch):
     X, y, qid = make_ranking(40, n_features=5, n_informative=3, random_state=2)
     params = dict(hidden_layer_sizes=(4,), random_state=0)
-    plain = RankNetRanker(**params)
+    plain = RankNetRanker(ema_momentum=0.0, **params)
     averaged = RankNetRanker(ema_momentum=0.8, **params)
     steps = _record_steps(monkeypatch)
     for _ in range(2):
@@ -177,3 +179,27 @@ def test_float32_model_stays_float32():
     ranker = _fit(ListNetRanker, X.astype(np.float32), y, qid, ema_momentum=0.9)
     assert all(w.dtype == np.float32 for w in ranker.coefs_ + ranker.intercepts_)
     assert ranker.predict(X.astype(np.float32)).dtype == np.float32
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+@pytest.mark.parametrize("early_stopping, resolved", [(False, AUTO_EMA_MOMENTUM), (True, 0.0)])
+def test_auto_averages_only_without_a_validation_set(Ranker, early_stopping, resolved):
+    """ "auto" is AUTO_EMA_MOMENTUM when the fit holds out no validation set
+    and 0 when it does: the same weights as that value given explicitly."""
+    X, y, qid = make_ranking(40, n_features=5, n_informative=3, random_state=4)
+    auto = _fit(Ranker, X, y, qid, early_stopping=early_stopping)
+    explicit = _fit(Ranker, X, y, qid, early_stopping=early_stopping, ema_momentum=resolved)
+    other = _fit(Ranker, X, y, qid, early_stopping=early_stopping, ema_momentum=0.5)
+    for got, want in zip(auto.coefs_ + auto.intercepts_, explicit.coefs_ + explicit.intercepts_):
+        np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(auto.coefs_[0], other.coefs_[0])
+    assert hasattr(auto, "_weight_average") == (not early_stopping)
+
+
+def test_auto_resolves_by_rows_as_early_stopping_does():
+    """Under early_stopping="auto", "auto" averages below 10,000 rows only."""
+    ranker = RankNetRanker()
+    assert ranker._ema_momentum(ranker._uses_early_stopping(9_999, 100, False)) == AUTO_EMA_MOMENTUM
+    assert ranker._ema_momentum(ranker._uses_early_stopping(10_000, 100, False)) == 0.0
+    assert ranker._ema_momentum(ranker._uses_early_stopping(10_000, 100, True)) == AUTO_EMA_MOMENTUM  # partial_fit
+    assert RankNetRanker(ema_momentum=0.3)._ema_momentum(False) == 0.3
