@@ -214,7 +214,10 @@ class BaseRanker(BaseEstimator):
         """One pass over the given queries, for data that arrives in chunks.
 
         Each call must hold whole queries. Early stopping does not apply;
-        ``max_iter`` is ignored.
+        ``max_iter`` is ignored. With ``ema_momentum="auto"`` (the default)
+        the model is the moving average of the weights over the steps of
+        every call so far (0.9975 per step), as in a ``fit`` without a
+        validation set; set ``ema_momentum=0`` for the last step's weights.
 
         Parameters
         ----------
