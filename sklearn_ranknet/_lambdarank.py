@@ -130,7 +130,6 @@ class LambdaRankRanker(BaseRanker):
         early stopping, which already keeps the best epoch, it ran more
         epochs (User Guide, "Choosing"). 0 keeps the last step's weights.
         Only with "adam" or "sgd"; ``partial_fit`` carries the average on.
-
     query_column : str, int or None, default=None
         Where the query ids travel inside ``X``: a DataFrame column name, or
         a column position (for arrays, sparse matrices and DataFrames).
