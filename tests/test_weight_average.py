@@ -203,3 +203,17 @@ def test_auto_resolves_by_rows_as_early_stopping_does():
     assert ranker._ema_momentum(ranker._uses_early_stopping(10_000, 100, False)) == 0.0
     assert ranker._ema_momentum(ranker._uses_early_stopping(10_000, 100, True)) == AUTO_EMA_MOMENTUM  # partial_fit
     assert RankNetRanker(ema_momentum=0.3)._ema_momentum(False) == 0.3
+
+
+def test_partial_fit_averages_under_auto(monkeypatch):
+    """partial_fit holds out no validation set: "auto" averages its steps
+    with AUTO_EMA_MOMENTUM, carried over the calls."""
+    X, y, qid = make_ranking(40, n_features=5, n_informative=3, random_state=5)
+    ranker = RankNetRanker(hidden_layer_sizes=(4,), random_state=0)
+    steps = _record_steps(monkeypatch)
+    for _ in range(2):
+        ranker.partial_fit(X, y, groups=qid)
+    expected = _reference_average(steps, AUTO_EMA_MOMENTUM)
+    for got, want in zip(ranker.coefs_ + ranker.intercepts_, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    assert not np.array_equal(ranker.coefs_[0], steps[-1][0])
