@@ -3,7 +3,7 @@
 A study script, not a suite of ``python -m benchmarks``::
 
     python -m benchmarks.tune_defaults search [--estimator lambdarank|ranknet|listnet|all]
-    python -m benchmarks.tune_defaults compare --estimator NAME --configs JSON
+    python -m benchmarks.tune_defaults compare --estimator NAME --configs JSON [--fold-seeds 0,1,2]
     python -m benchmarks.tune_defaults large [--configs JSON] [--problems mslr,noisy] [--seed 0]
     python -m benchmarks.tune_defaults peers
     python -m benchmarks.tune_defaults final [--seeds 5]
@@ -28,7 +28,9 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   the models' ``random_state``.
 
 ``compare`` scores the given configurations (changes from the current defaults) on the four
-small data sets, through the same cache as ``search``. ``peers`` scores ``LGBMRanker()``,
+small data sets, through the same cache as ``search``, with each one's paired Yahoo gain over
+the first; ``--fold-seeds 0,1,2`` draws the Yahoo folds with several shuffles (15 folds, 30
+paired fits: a tighter standard error; cache them in another ``--out``). ``peers`` scores ``LGBMRanker()``,
 ``XGBRanker()`` and ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` on the same folds and
 seeds: the yardstick the defaults are measured against, without touching ``rank.test``.
 
@@ -91,12 +93,14 @@ def _synthetic(n_queries, seed, **kwargs):
     return make_ranking(n_queries, random_state=seed, **kwargs)
 
 
-def selection_data():
-    """name -> list of (train, held_out) pairs, each (X, y, qid)."""
+def selection_data(fold_seeds=(0,)):
+    """name -> list of (train, held_out) pairs, each (X, y, qid); the Yahoo
+    folds of every shuffle in ``fold_seeds``."""
     from sklearn.model_selection import GroupKFold
 
     X, y, q = bench_quality.load_data()["train"]
-    folds = GroupKFold(5, shuffle=True, random_state=0).split(X, y, groups=q)
+    folds = [fold for seed in fold_seeds
+             for fold in GroupKFold(5, shuffle=True, random_state=seed).split(X, y, groups=q)]
     medium = dict(n_features=40, n_informative=15)
     return {
         "yahoo": [tuple((X[i], y[i], q[i]) for i in fold) for fold in folds],
@@ -127,10 +131,11 @@ def fit_score(estimator, params, seed, train, held_out):
 class Evaluator:
     """Scores of one configuration on every selection data set, cached on disk."""
 
-    def __init__(self, out_dir):
+    def __init__(self, out_dir, fold_seeds=(0,)):
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
         self.path = Path(out_dir) / "tune_cache.json"
         self.cache = json.loads(self.path.read_text()) if self.path.exists() else {}
-        self.data = selection_data()
+        self.data = selection_data(fold_seeds)
 
     def __call__(self, estimator, params):
         key = _key(estimator, params)
@@ -177,12 +182,16 @@ def search(evaluate, estimator, log):
 
 
 def summary_rows(evaluate, estimator, configurations):
+    """Mean scores of each configuration, and its paired Yahoo gain over the first's."""
     rows = []
-    for label, params in configurations:
+    first = evaluate(estimator, configurations[0][1])
+    for i, (label, params) in enumerate(configurations):
         result = evaluate(estimator, params)
         row = {"estimator": estimator, "configuration": label}
         for n in DATASETS:
             row[n] = float(np.mean(result[n]["ndcg10"]))
+        gains, se, _ = compare(result, first)
+        row["yahoo_gain"] = f"{gains['yahoo']:+.4f} ± {se:.4f}" if i else ""
         row["fit_s"] = float(np.median([s for n in DATASETS for s in result[n]["fit_s"]]))
         row["warnings"] = int(sum(sum(result[n]["warnings"]) for n in DATASETS))
         rows.append(row)
@@ -304,6 +313,7 @@ def main(argv=None):
     parser.add_argument("--problems", default="mslr", help="large: comma-separated, of "
                         + ", ".join(LARGE_PROBLEMS))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--fold-seeds", default="0", help="compare: the Yahoo folds' shuffles, e.g. 0,1,2")
     parser.add_argument("--seed", type=int, default=0, help="large: the models' random_state")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
@@ -333,10 +343,12 @@ def main(argv=None):
             changes = {label: {k: tuple(v) if isinstance(v, list) else v for k, v in p.items()}
                        for label, p in json.loads(args.configs).items()}
             configurations = [(label, {**defaults(args.estimator), **p}) for label, p in changes.items()]
-            rows = summary_rows(Evaluator(args.out), args.estimator, configurations)
+            fold_seeds = tuple(int(seed) for seed in args.fold_seeds.split(","))
+            rows = summary_rows(Evaluator(args.out, fold_seeds), args.estimator, configurations)
             h.table("Mean held-out NDCG@10 on the four small data sets", rows, {
                 "estimator": "estimator", "configuration": "configuration",
                 **{n: n for n in DATASETS}, "mean": lambda r: np.mean([r[n] for n in DATASETS]),
+                "yahoo gain over the first (± se)": "yahoo_gain",
                 "fit s (median)": "fit_s", "warnings": "warnings"})
         elif args.stage == "large":
             configs = {label: (name, {k: tuple(v) if isinstance(v, list) else v for k, v in p.items()})

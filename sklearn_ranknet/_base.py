@@ -373,7 +373,8 @@ class BaseRanker(BaseEstimator):
                 self._fit_input_scaling(data)
                 n_inputs = data.X.shape[1] if self._input_scaling is None else self._input_scaling.n_inputs
                 coefs, intercepts = _network.init_params(
-                    n_inputs, self._hidden_layer_sizes(), self.activation, self._random_state
+                    n_inputs, self._hidden_layer_sizes(None if incremental else len(data.rows)),
+                    self.activation, self._random_state,
                 )
                 # float32 input trains in float32, as in MLPRegressor.
                 self.coefs_ = [c.astype(data.X.dtype, copy=False) for c in coefs]
@@ -468,8 +469,22 @@ class BaseRanker(BaseEstimator):
             return self.n_iter_no_change
         return AUTO_PATIENCE if n_rows < AUTO_PATIENCE_LARGE_ROWS else AUTO_PATIENCE_LARGE
 
-    def _hidden_layer_sizes(self):
+    #: ``hidden_layer_sizes="auto"`` as (below, from)
+    #: ``AUTO_EARLY_STOPPING_ROWS`` training rows, for the rankers that
+    #: offer it (None: not offered).
+    _AUTO_HIDDEN_LAYER_SIZES = None
+
+    def _hidden_layer_sizes(self, n_rows=None):
+        """``hidden_layer_sizes`` as a tuple, with "auto" resolved for a
+        first fit on ``n_rows`` training rows (None: a size not known in
+        advance, as in ``partial_fit`` and on Dask, takes the large-data
+        width). A fitted network keeps the width it has."""
         sizes = self.hidden_layer_sizes
+        if isinstance(sizes, str) and sizes == "auto":
+            if hasattr(self, "coefs_"):
+                return tuple(c.shape[1] for c in self.coefs_[:-1])
+            small, large = self._AUTO_HIDDEN_LAYER_SIZES
+            return small if n_rows is not None and n_rows < AUTO_EARLY_STOPPING_ROWS else large
         sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
         if not all(isinstance(h, Integral) and h > 0 for h in sizes):
             raise ValueError(

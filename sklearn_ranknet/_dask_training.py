@@ -483,7 +483,8 @@ class _Plan:
             query_weights(one_row_each, table.weights)
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
         if first_call:
-            _initialize(ranker, _global_scaling(ranker, client, shards, summaries, self.dtype), self.dtype)
+            scaling = _global_scaling(ranker, client, shards, summaries, self.dtype)
+            _initialize(ranker, scaling, self.dtype, table.n_rows)
         self.n_rows = table.n_rows
         early_stopping = ranker._uses_early_stopping(table.n_rows, table.n_queries, False)
         self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
@@ -548,13 +549,14 @@ def _global_scaling(ranker, client, shards, summaries, dtype):
     return InputScaling.from_moments(kind, moments, dtype, encoding)
 
 
-def _initialize(ranker, scaling, dtype):
-    """Global input scaling and initial weights of a first fit."""
+def _initialize(ranker, scaling, dtype, n_rows):
+    """Global input scaling and initial weights of a first fit on ``n_rows``
+    training rows (all partitions')."""
     ranker._input_scaling = scaling
     set_input_scaling_attributes(ranker)
     n_inputs = ranker.n_features_in_ if scaling is None else scaling.n_inputs
     coefs, intercepts = _network.init_params(
-        n_inputs, ranker._hidden_layer_sizes(), ranker.activation, ranker._random_state
+        n_inputs, ranker._hidden_layer_sizes(n_rows), ranker.activation, ranker._random_state
     )
     ranker.coefs_ = [c.astype(dtype, copy=False) for c in coefs]
     ranker.intercepts_ = [b.astype(dtype, copy=False) for b in intercepts]

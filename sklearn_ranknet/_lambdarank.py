@@ -22,8 +22,15 @@ class LambdaRankRanker(BaseRanker):
 
     Parameters
     ----------
-    hidden_layer_sizes : array-like of int or int, default=(64,)
+    hidden_layer_sizes : array-like of int, int or "auto", default="auto"
         Sizes of the hidden layers; ``()`` means a linear scoring function.
+        "auto" is ``(128,)`` below 10,000 training rows (on Dask, of all
+        partitions) and ``(64,)`` from there and in ``partial_fit``, which
+        cannot know the data's size. On small data the wider network ranked
+        better in every look of the defaults study (+0.004 NDCG@10 on the
+        Yahoo LTR sample's training folds); on large data it gained 0.001
+        for twice the time per epoch (User Guide, "Choosing").
+        ``warm_start`` and ``partial_fit`` keep the fitted width.
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
         Activation of the hidden layers.
     solver : {"adam", "sgd"}, default="adam"
@@ -230,6 +237,7 @@ class LambdaRankRanker(BaseRanker):
 
     _parameter_constraints = {
         **BaseRanker._parameter_constraints,
+        "hidden_layer_sizes": [*BaseRanker._parameter_constraints["hidden_layer_sizes"], StrOptions({"auto"})],
         "solver": [StrOptions({"adam", "sgd"})],
         "metric": [StrOptions({"ndcg", "map"})],
         "k": [Interval(Integral, 1, None, closed="left"), None],
@@ -237,9 +245,12 @@ class LambdaRankRanker(BaseRanker):
         "pair_weighting": [StrOptions({"lambdarank", "ndcg_loss2", "ndcg_loss2++"})],
     }
 
+    # Below / from AUTO_EARLY_STOPPING_ROWS rows (defaults study, eleventh look).
+    _AUTO_HIDDEN_LAYER_SIZES = ((128,), (64,))
+
     def __init__(
         self,
-        hidden_layer_sizes=(64,),
+        hidden_layer_sizes="auto",
         *,
         activation="relu",
         solver="adam",

@@ -764,7 +764,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
 
     def __init__(
         self,
-        hidden_layer_sizes=(64,),
+        hidden_layer_sizes="auto",
         *,
         activation="relu",
         solver="adam",

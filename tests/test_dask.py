@@ -297,6 +297,20 @@ def test_auto_patience_follows_the_rows_of_all_partitions(client, data, monkeypa
         assert ranker.n_iter_ == in_memory.n_iter_ == patience + 2
 
 
+def test_auto_width_follows_the_rows_of_all_partitions(client, data, monkeypatch):
+    # hidden_layer_sizes="auto" as in memory: decided by the total training rows.
+    from sklearn_ranknet import _base
+
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 4))
+    params = {**QUICK, "hidden_layer_sizes": "auto", "max_iter": 1}
+    for threshold, width in zip((len(X) + 1, len(X)), LambdaRankRanker._AUTO_HIDDEN_LAYER_SIZES):
+        monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", threshold)
+        ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+        in_memory = quiet_fit(LambdaRankRanker(**params), X, y, groups=qid)
+        assert ranker.coefs_[0].shape[1] == in_memory.coefs_[0].shape[1] == width[0]
+
+
 def test_fit_is_reproducible_and_does_not_depend_on_where_chunks_cut(client, data):
     X, y, qid = data
     whole = whole_query_chunks(qid, 4)

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 import sklearn
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
@@ -84,9 +85,10 @@ def _random_map(y, qid, n_draws=20, seed=0):
 
 def _initial_params(ranker, n_features):
     """The weights a fresh fit starts from: the first draws of
-    check_random_state(random_state) (see BaseRanker._fit)."""
+    check_random_state(random_state) (see BaseRanker._fit), for the fitted
+    width of a fitted ranker."""
     rng = check_random_state(ranker.random_state)
-    return _network.init_params(n_features, tuple(ranker.hidden_layer_sizes), ranker.activation, rng)
+    return _network.init_params(n_features, ranker._hidden_layer_sizes(), ranker.activation, rng)
 
 
 # ----------------------------------------------------------------------------
@@ -721,7 +723,7 @@ def _validation_rows(ranker, qid, n_features):
     initialization, permutation(n_queries) of the sorted query ids, the
     first ceil(validation_fraction * n_queries) are held out."""
     rng = check_random_state(ranker.random_state)
-    _network.init_params(n_features, tuple(ranker.hidden_layer_sizes), ranker.activation, rng)
+    _network.init_params(n_features, ranker._hidden_layer_sizes(), ranker.activation, rng)
     query_ids = np.unique(qid)
     n_val = int(np.ceil(ranker.validation_fraction * len(query_ids)))
     held_out = query_ids[rng.permutation(len(query_ids))[:n_val]]
@@ -839,6 +841,35 @@ def test_auto_patience_follows_the_training_rows(cls, monkeypatch):
     assert cls(**kwargs).fit(X, y, groups=qid).n_iter_ == _base.AUTO_PATIENCE_LARGE + 2
     # An explicit patience is kept whatever the size.
     assert cls(n_iter_no_change=4, **kwargs).fit(X, y, groups=qid).n_iter_ == 6
+
+
+def test_auto_width_follows_the_training_rows(monkeypatch):
+    # LambdaRankRanker's hidden_layer_sizes="auto": the small-data width
+    # below AUTO_EARLY_STOPPING_ROWS training rows, the large-data one from
+    # there and in partial_fit; warm_start and partial_fit keep the fitted one.
+    from sklearn_ranknet import _base
+
+    def widths(ranker):
+        return tuple(c.shape[1] for c in ranker.coefs_[:-1])
+
+    X, y, qid = _small(20)
+    small, large = LambdaRankRanker._AUTO_HIDDEN_LAYER_SIZES
+    assert LambdaRankRanker().hidden_layer_sizes == "auto" and small != large
+    kwargs = dict(max_iter=1, early_stopping=False, random_state=0, **FAST)
+    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y) + 1)
+    ranker = LambdaRankRanker(**kwargs).fit(X, y, groups=qid)
+    assert widths(ranker) == small
+    assert widths(LambdaRankRanker(**kwargs).partial_fit(X, y, groups=qid)) == large
+    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y))
+    assert widths(LambdaRankRanker(**kwargs).fit(X, y, groups=qid)) == large
+    # Continued fits keep the network they have, whatever the rows now say.
+    ranker.set_params(warm_start=True).fit(X, y, groups=qid)
+    assert widths(ranker) == small
+    assert widths(ranker.partial_fit(X, y, groups=qid)) == small
+    # Only LambdaRank offers "auto"; a wrong string is refused by name.
+    for ranker in (RankNetRanker(hidden_layer_sizes="auto"), LambdaRankRanker(hidden_layer_sizes="wide")):
+        with pytest.raises(InvalidParameterError, match="hidden_layer_sizes"):
+            ranker.fit(X, y, groups=qid)
 
 
 def test_early_stopping_patience_when_validation_score_is_zero():
