@@ -445,7 +445,7 @@ LANES = 16
 
 
 @jit(inline=True)
-def _short_query_lambdas(scores, utility, discounts, scale, sigma, grad, work):
+def _short_query_lambdas(scores, utility, rows, discounts, scale, sigma, grad, work):
     """LambdaRank's NDCG lambdas of a short query, in input order; returns
     False (and does nothing) when the scores span too much for the
     factorized pair form.
@@ -458,7 +458,8 @@ def _short_query_lambdas(scores, utility, discounts, scale, sigma, grad, work):
     it needs the rank of each document but no ranked copy of the query.
     Twice the pairs, but every loop is one vector step: on 10-document
     queries the whole pass is ~1.5x faster. Ranks come from counting
-    (:func:`._sort.stable_rank`: ties in input order).
+    (:func:`._sort.stable_rank`: ties in input order). The utility of the
+    document at position x is ``utility[rows[x]]``.
 
     ``work`` is float scratch of four rows of at least ``len(scores) +
     LANES``, flat.
@@ -472,7 +473,7 @@ def _short_query_lambdas(scores, utility, discounts, scale, sigma, grad, work):
         return False
     for x in range(n):
         d[x] = discounts[stable_rank(scores, x)]
-        u[x] = utility[x]
+        u[x] = utility[rows[x]]
         mask[x] = 1.0
     # Padding documents: finite, and with a zero weight against every other.
     for y in range(n, padded):
@@ -501,15 +502,15 @@ def _add_distance_terms(h, by_distance, a, out):
 
 @jit(inline=True)
 def _lambdarank_query(
-    scores, utility, norm, discounts, by_distance, weighting, k, use_ap, sigma, with_cost,
+    scores, utility, rows, norm, discounts, by_distance, weighting, k, use_ap, sigma, with_cost,
     grad, order, spare, work,
 ):
     """LambdaRank gradient of one query through its ranking (the general
     path; :func:`lambdarank_chunk` sends short queries to
     :func:`_short_query_lambdas`); returns its weighted cost.
 
-    ``utility`` is the gain of each document (NDCG) or 1.0 / 0.0 for
-    relevant / not (AP); ``norm`` is 1 / ideal DCG@k or 1 / min(k, R), and 0
+    ``utility[rows[i]]`` is the gain of the query's document i (NDCG) or
+    1.0 / 0.0 for relevant / not (AP); ``norm`` is 1 / ideal DCG@k or 1 / min(k, R), and 0
     for a query where every swap is worth nothing. ``discounts`` is zero from
     rank k on, so its differences are those of NDCG@k. ``by_distance`` and
     ``weighting`` choose the pair weights (see :data:`LAMBDARANK`). Only
@@ -543,7 +544,7 @@ def _lambdarank_query(
                 r += 1
     for r in range(n):
         s[r] = scores[order[r]]
-        u[r] = utility[order[r]]
+        u[r] = utility[rows[order[r]]]
         g[r] = 0.0
     exact = _scaled_exp(s, sigma, e)
     if weighting == NDCG_LOSS2:  # no |delta NDCG| term: the distance alone
@@ -586,18 +587,26 @@ def _lambdarank_query(
 
 @jit
 def lambdarank_chunk(
-    scores, utility, norms, offsets, discounts, by_distance, weighting, k, use_ap, sigma,
-    with_cost, grad, cost, first, last,
+    scores, utility, rows, norms, queries, offsets, discounts, by_distance, weighting, k, use_ap,
+    sigma, with_cost, grad, cost, first, last,
 ):
     """LambdaRank's dC/ds of queries ``first:last`` into ``grad`` and their
     costs into ``cost``.
 
     Parameters
     ----------
-    scores, utility : ndarray of shape (n_samples,)
-        Query by query. ``utility`` holds gains (NDCG) or 1.0 / 0.0 (AP).
-    norms : ndarray of shape (n_queries,)
+    scores : ndarray of shape (n_samples,)
+        Query by query.
+    utility : ndarray of shape (n_training_rows,)
+        Gains (NDCG) or 1.0 / 0.0 (AP) of every training row.
+    rows : ndarray of int64, shape (n_samples,)
+        The training row of each score: read through this index here
+        rather than gathered beforehand, which saved a pass over the
+        minibatch on the calling thread.
+    norms : ndarray of shape (n_training_queries,)
         1 / ideal DCG@k (NDCG) or 1 / min(k, R) (AP); 0 for empty queries.
+    queries : ndarray of int64, shape (n_queries,)
+        The training query of each segment.
     offsets : ndarray of shape (n_queries + 1,)
     discounts : ndarray of shape (>= longest query,)
         1 / log2(rank + 2) up to rank k, zero beyond.
@@ -634,15 +643,15 @@ def lambdarank_chunk(
     row = len(work) // 7
     for q in range(first, last):
         lo, hi = offsets[q], offsets[q + 1]
-        norm = norms[q]
+        norm = norms[queries[q]]
         if 2 <= hi - lo <= short and norm != 0.0:
             scale = sigma * norm
             if _short_query_lambdas(
-                scores[lo:hi], utility[lo:hi], discounts, scale, sigma, grad[lo:hi], work[: 4 * row]
+                scores[lo:hi], utility, rows[lo:hi], discounts, scale, sigma, grad[lo:hi], work[: 4 * row]
             ):
                 cost[q] = 0.0
                 continue
         cost[q] = _lambdarank_query(
-            scores[lo:hi], utility[lo:hi], norm, discounts, by_distance, weighting, k, use_ap,
+            scores[lo:hi], utility, rows[lo:hi], norm, discounts, by_distance, weighting, k, use_ap,
             sigma, with_cost, grad[lo:hi], order, spare, work,
         )

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _kernels, _lambdas, _listwise
 from ._groups import query_of_row
-from ._jit import over_queries
+from ._jit import as_kernel_array, over_queries
 
 
 def pair_work(offsets, k=None):
@@ -161,8 +161,9 @@ class LambdaRankObjective:
         :meth:`RankNetObjective.gradient`."""
         outputs = np.empty(len(scores)), np.zeros(len(offsets) - 1)
         inputs = (
-            scores, self.utility[rows], self.norms[queries], offsets, self.discounts,
-            self.by_distance, self.weighting, self.k, self.use_ap, self.sigma, with_cost,
+            scores, self.utility, as_kernel_array(rows, np.int64), self.norms,
+            as_kernel_array(queries, np.int64), offsets, self.discounts, self.by_distance,
+            self.weighting, self.k, self.use_ap, self.sigma, with_cost,
         )
         return _run(_lambdas.lambdarank_chunk, inputs, outputs, offsets, n_threads, self.k)
 
