@@ -5,7 +5,7 @@ A study script, not a suite of ``python -m benchmarks``::
     python -m benchmarks.tune_defaults search [--estimator lambdarank|ranknet|listnet|all]
     python -m benchmarks.tune_defaults compare --estimator NAME --configs JSON [--fold-seeds 0,1,2]
     python -m benchmarks.tune_defaults large [--configs JSON] [--problems mslr,noisy] [--seed 0]
-    python -m benchmarks.tune_defaults peers
+    python -m benchmarks.tune_defaults peers [--sets yahoo,letor] [--fold-seeds 0,1,2]
     python -m benchmarks.tune_defaults final [--seeds 5]
 
 Selection data, raw features (no scaler: the rankers scale their own inputs):
@@ -16,6 +16,9 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   1,000-query draw of the same problem (seeds 0 and 1);
 - ``medium``: ``make_ranking(600, n_features=40, n_informative=15)``, scored on a fresh
   1,000-query draw (seed 0);
+- ``letor`` (opt-in, ``--sets``): the same Yahoo folds as LETOR 4.0 ships its data (MQ2007,
+  MQ2008): every feature min-max scaled within its query, labels capped at 2. Trees barely
+  notice the change; a network's best number of epochs does (twelfth look);
 - ``large`` (stage ``large``, finalists only): MSLR-shaped ``make_ranking(3000,
   n_features=136, n_informative=20, min_docs=20, max_docs=370)``, scored on a fresh
   1,000-query draw, against ``LGBMRanker()`` on the same data, with fit times; problem
@@ -27,8 +30,8 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   ``"piecewise_bins"`` (the rankers choose it from the number of rows), and ``--seed`` sets
   the models' ``random_state``.
 
-``compare`` scores the given configurations (changes from the current defaults) on the four
-small data sets, through the same cache as ``search``, with each one's paired Yahoo gain over
+``compare`` scores the given configurations (changes from the current defaults) on the
+selection sets (``--sets``, the four above by default), through the same cache as ``search``, with each one's paired Yahoo gain over
 the first; ``--fold-seeds 0,1,2`` draws the Yahoo folds with several shuffles (15 folds, 30
 paired fits: a tighter standard error; cache them in another ``--out``). ``peers`` scores ``LGBMRanker()``,
 ``XGBRanker()`` and ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` on the same folds and
@@ -61,6 +64,8 @@ OUT = Path(__file__).resolve().parent / "results"
 ESTIMATORS = {"lambdarank": "LambdaRankRanker", "ranknet": "RankNetRanker", "listnet": "ListNetRanker"}
 MIN_GAIN, WORST_LOSS, MAX_ROUNDS = 0.002, 0.01, 3
 DATASETS = ("yahoo", "small", "noisy", "medium")
+#: Opt-in selection sets (``--sets``), beside DATASETS.
+EXTRA_SETS = ("letor",)
 COORDINATES = {
     "tol": [{"tol": t} for t in (1e-3, 3e-3, 1e-2)],
     "learning_rate_init": [{"learning_rate_init": lr} for lr in (1e-3, 3e-3)],
@@ -93,24 +98,39 @@ def _synthetic(n_queries, seed, **kwargs):
     return make_ranking(n_queries, random_state=seed, **kwargs)
 
 
-def selection_data(fold_seeds=(0,)):
-    """name -> list of (train, held_out) pairs, each (X, y, qid); the Yahoo
-    folds of every shuffle in ``fold_seeds``."""
+def letor_view(X, y, qid):
+    """The rows as LETOR 4.0 ships them (MQ2007, MQ2008): each feature
+    min-max scaled within its query (0 where a query holds one value), and
+    labels capped at 2 (relevance 0, 1, 2)."""
+    X = np.array(X, dtype=float)
+    for query in np.unique(qid):
+        rows = qid == query
+        low, high = X[rows].min(axis=0), X[rows].max(axis=0)
+        spread = np.where(high > low, high - low, 1.0)
+        X[rows] = np.where(high > low, (X[rows] - low) / spread, 0.0)
+    return X, np.minimum(y, 2), qid
+
+
+def selection_data(fold_seeds=(0,), sets=DATASETS):
+    """name -> list of (train, held_out) pairs, each (X, y, qid), for each
+    name in ``sets``; the Yahoo folds of every shuffle in ``fold_seeds``."""
     from sklearn.model_selection import GroupKFold
 
     X, y, q = bench_quality.load_data()["train"]
     folds = [fold for seed in fold_seeds
              for fold in GroupKFold(5, shuffle=True, random_state=seed).split(X, y, groups=q)]
     medium = dict(n_features=40, n_informative=15)
-    return {
-        "yahoo": [tuple((X[i], y[i], q[i]) for i in fold) for fold in folds],
-        "small": [(_synthetic(150, 0), _synthetic(1000, 100))],
-        "noisy": [(_synthetic(150, 1, noise=1.0), _synthetic(1000, 101, noise=1.0))],
-        "medium": [(_synthetic(600, 2, **medium), _synthetic(1000, 102, **medium))],
+    makers = {
+        "yahoo": lambda: [tuple((X[i], y[i], q[i]) for i in fold) for fold in folds],
+        "letor": lambda: [tuple(letor_view(X[i], y[i], q[i]) for i in fold) for fold in folds],
+        "small": lambda: [(_synthetic(150, 0), _synthetic(1000, 100))],
+        "noisy": lambda: [(_synthetic(150, 1, noise=1.0), _synthetic(1000, 101, noise=1.0))],
+        "medium": lambda: [(_synthetic(600, 2, **medium), _synthetic(1000, 102, **medium))],
     }
+    return {name: makers[name]() for name in sets}
 
 
-SEEDS = {"yahoo": (0, 1), "small": (0, 1), "noisy": (0, 1), "medium": (0,)}
+SEEDS = {"yahoo": (0, 1), "letor": (0, 1), "small": (0, 1), "noisy": (0, 1), "medium": (0,)}
 
 
 def fit_score(estimator, params, seed, train, held_out):
@@ -131,30 +151,34 @@ def fit_score(estimator, params, seed, train, held_out):
 class Evaluator:
     """Scores of one configuration on every selection data set, cached on disk."""
 
-    def __init__(self, out_dir, fold_seeds=(0,)):
+    def __init__(self, out_dir, fold_seeds=(0,), sets=DATASETS):
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         self.path = Path(out_dir) / "tune_cache.json"
         self.cache = json.loads(self.path.read_text()) if self.path.exists() else {}
-        self.data = selection_data(fold_seeds)
+        self.sets = tuple(sets)
+        self.data = selection_data(fold_seeds, self.sets)
 
     def __call__(self, estimator, params):
+        """name -> scores of every set in ``self.sets``; a set missing from
+        the cached entry is fitted and added to it."""
         key = _key(estimator, params)
-        if key not in self.cache:
-            result = {}
-            for name, splits in self.data.items():
-                runs = [fit_score(estimator, params, seed, *split) for split in splits for seed in SEEDS[name]]
-                result[name] = {field: [r[field] for r in runs] for field in runs[0]}
-            self.cache[key] = result
+        result = self.cache.setdefault(key, {})
+        missing = [name for name in self.sets if name not in result]
+        for name in missing:
+            runs = [fit_score(estimator, params, seed, *split)
+                    for split in self.data[name] for seed in SEEDS[name]]
+            result[name] = {field: [r[field] for r in runs] for field in runs[0]}
+        if missing:
             self.path.with_suffix(".tmp").write_text(json.dumps(self.cache, indent=1) + "\n")
             os.replace(self.path.with_suffix(".tmp"), self.path)
-            summary = ", ".join(f"{n} {np.mean(result[n]['ndcg10']):.4f}" for n in DATASETS)
+            summary = ", ".join(f"{n} {np.mean(result[n]['ndcg10']):.4f}" for n in self.sets)
             print(f"  {key}: {summary}", flush=True)
-        return self.cache[key]
+        return {name: result[name] for name in self.sets}
 
 
 def compare(new, current):
     """Per data set mean paired gain, the Yahoo standard error, the mean gain."""
-    gains = {n: float(np.mean(np.subtract(new[n]["ndcg10"], current[n]["ndcg10"]))) for n in DATASETS}
+    gains = {n: float(np.mean(np.subtract(new[n]["ndcg10"], current[n]["ndcg10"]))) for n in new}
     d = np.subtract(new["yahoo"]["ndcg10"], current["yahoo"]["ndcg10"])
     return gains, float(d.std(ddof=1) / np.sqrt(len(d))), float(np.mean(list(gains.values())))
 
@@ -172,7 +196,7 @@ def search(evaluate, estimator, log):
             move = mean_gain > MIN_GAIN and gains["yahoo"] > -se and min(gains.values()) > -WORST_LOSS
             log.append({"estimator": estimator, "round": round_, "coordinate": name,
                         "best": json.dumps(change, default=list), "mean_gain": mean_gain,
-                        **{f"gain_{n}": gains[n] for n in DATASETS}, "se_yahoo": se, "moved": bool(move)})
+                        **{f"gain_{n}": gains[n] for n in gains}, "se_yahoo": se, "moved": bool(move)})
             if move:
                 point.update(change)
                 moved = True
@@ -188,12 +212,12 @@ def summary_rows(evaluate, estimator, configurations):
     for i, (label, params) in enumerate(configurations):
         result = evaluate(estimator, params)
         row = {"estimator": estimator, "configuration": label}
-        for n in DATASETS:
+        for n in result:
             row[n] = float(np.mean(result[n]["ndcg10"]))
         gains, se, _ = compare(result, first)
         row["yahoo_gain"] = f"{gains['yahoo']:+.4f} ± {se:.4f}" if i else ""
-        row["fit_s"] = float(np.median([s for n in DATASETS for s in result[n]["fit_s"]]))
-        row["warnings"] = int(sum(sum(result[n]["warnings"]) for n in DATASETS))
+        row["fit_s"] = float(np.median([s for n in result for s in result[n]["fit_s"]]))
+        row["warnings"] = int(sum(sum(result[n]["warnings"]) for n in result))
         rows.append(row)
     return rows
 
@@ -263,7 +287,7 @@ def _fixed_piecewise_bins(n_bins):
         _inputs.piecewise_bins = chosen
 
 
-def peer_rows(h):
+def peer_rows(h, sets=DATASETS, fold_seeds=(0,)):
     """Held-out NDCG@10 of the peers' defaults and of a 5-member bagging of
     LambdaRank on the selection data, with the same splits and seeds."""
     from sklearn_ranknet.metrics import ndcg_score
@@ -287,19 +311,19 @@ def peer_rows(h):
 
     models = {"LGBMRanker()": ("lightgbm", lightgbm), "XGBRanker()": ("xgboost", xgboost),
               "BaggingRanker(LambdaRankRanker(), n_estimators=5)": ("sklearn_ranknet", bagging)}
-    data = selection_data()
+    data = selection_data(fold_seeds, sets)
     rows = []
     for label, (module, fit) in models.items():
         peer = h.peer(module)
         if peer is None:
             continue
         row = {"model": label}
-        for name in DATASETS:
+        for name in sets:
             row[name] = float(np.mean([
                 ndcg_score(held[1], fit(peer, seed, *train).predict(held[0]), groups=held[2], k=10,
                            ignore_ties=True)
                 for train, held in data[name] for seed in SEEDS[name]]))
-        h.say(f"{label}: " + ", ".join(f"{n} {row[n]:.4f}" for n in DATASETS))
+        h.say(f"{label}: " + ", ".join(f"{n} {row[n]:.4f}" for n in sets))
         rows.append(row)
     return rows
 
@@ -313,21 +337,29 @@ def main(argv=None):
     parser.add_argument("--problems", default="mslr", help="large: comma-separated, of "
                         + ", ".join(LARGE_PROBLEMS))
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--fold-seeds", default="0", help="compare: the Yahoo folds' shuffles, e.g. 0,1,2")
+    parser.add_argument("--fold-seeds", default="0",
+                        help="search, compare, peers: the Yahoo folds' shuffles, e.g. 0,1,2")
     parser.add_argument("--seed", type=int, default=0, help="large: the models' random_state")
+    parser.add_argument("--sets", default=",".join(DATASETS),
+                        help="search, compare, peers: comma-separated selection sets, of "
+                        + ", ".join(DATASETS + EXTRA_SETS) + " (yahoo always)")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
+    sets = ("yahoo", *[n for n in args.sets.split(",") if n != "yahoo"])
+    if not set(sets) <= set(DATASETS + EXTRA_SETS):
+        parser.error(f"--sets: unknown set in {args.sets!r}")
+    fold_seeds = tuple(int(seed) for seed in args.fold_seeds.split(","))
     h = Harness(f"tune_{args.stage}", quick=False, out_dir=args.out, doc=__doc__)
     with threads(1):
         if args.stage == "search":
-            evaluate, log = Evaluator(args.out), []
+            evaluate, log = Evaluator(args.out, fold_seeds, sets), []
             names = list(ESTIMATORS) if args.estimator == "all" else [args.estimator]
             ends = {e: search(evaluate, e, log) for e in names}
             h.data["end"] = ends
             h.table("Coordinate search (gains: mean paired held-out NDCG@10 of the best value)", log, {
                 "estimator": "estimator", "round": "round", "coordinate": "coordinate",
                 "best value": "best", "mean gain": "mean_gain",
-                **{f"{n} gain": f"gain_{n}" for n in DATASETS}, "yahoo se": "se_yahoo", "moved": "moved"})
+                **{f"{n} gain": f"gain_{n}" for n in sets}, "yahoo se": "se_yahoo", "moved": "moved"})
             rows = []
             for e in names:
                 start = defaults(e)
@@ -336,18 +368,17 @@ def main(argv=None):
                                                    (f"end point {json.dumps(changes, default=list)}", ends[e])])
             h.table("Start and end points (mean held-out NDCG@10)", rows, {
                 "estimator": "estimator", "configuration": "configuration",
-                **{n: n for n in DATASETS}, "fit s (median)": "fit_s", "warnings": "warnings"})
+                **{n: n for n in sets}, "fit s (median)": "fit_s", "warnings": "warnings"})
         elif args.stage == "compare":
             if args.estimator == "all":
                 parser.error("compare needs one --estimator")
             changes = {label: {k: tuple(v) if isinstance(v, list) else v for k, v in p.items()}
                        for label, p in json.loads(args.configs).items()}
             configurations = [(label, {**defaults(args.estimator), **p}) for label, p in changes.items()]
-            fold_seeds = tuple(int(seed) for seed in args.fold_seeds.split(","))
-            rows = summary_rows(Evaluator(args.out, fold_seeds), args.estimator, configurations)
-            h.table("Mean held-out NDCG@10 on the four small data sets", rows, {
+            rows = summary_rows(Evaluator(args.out, fold_seeds, sets), args.estimator, configurations)
+            h.table("Mean held-out NDCG@10 on the selection sets", rows, {
                 "estimator": "estimator", "configuration": "configuration",
-                **{n: n for n in DATASETS}, "mean": lambda r: np.mean([r[n] for n in DATASETS]),
+                **{n: n for n in sets}, "mean": lambda r: np.mean([r[n] for n in sets]),
                 "yahoo gain over the first (± se)": "yahoo_gain",
                 "fit s (median)": "fit_s", "warnings": "warnings"})
         elif args.stage == "large":
@@ -360,9 +391,9 @@ def main(argv=None):
                 "problem": "problem", "training rows": "rows", "model": "model", "NDCG@10": "ndcg10", "fit s": "fit_s",
                 "epochs": "epochs", "warnings": "warnings"})
         elif args.stage == "peers":
-            h.table("Peers on the selection data (mean held-out NDCG@10)", peer_rows(h), {
-                "model": "model", **{n: n for n in DATASETS},
-                "mean": lambda r: np.mean([r[n] for n in DATASETS])})
+            h.table("Peers on the selection data (mean held-out NDCG@10)", peer_rows(h, sets, fold_seeds), {
+                "model": "model", **{n: n for n in sets},
+                "mean": lambda r: np.mean([r[n] for n in sets])})
         else:
             import sklearn_ranknet
 

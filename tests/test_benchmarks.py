@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from benchmarks._harness import Harness
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,3 +47,24 @@ def test_missing_peers_and_matplotlib_are_skipped_with_a_note(tmp_path, monkeypa
     assert "ranx is not installed" in text and "matplotlib is not installed" in text
     assert "MISSED: a figure: 2x (target <= 1x)" in text and "| 1.23 | n/a |" in text
     assert json.loads((tmp_path / "demo.json").read_text())["targets"][0]["met"] is False
+
+
+def test_letor_view_scales_each_feature_within_its_query():
+    from benchmarks.tune_defaults import letor_view
+
+    rng = np.random.default_rng(0)
+    qid = np.repeat([7, 3, 9], [4, 1, 5])
+    X = rng.normal(size=(10, 3))
+    X[qid == 9, 1] = 2.5  # one value in the query: the feature becomes 0 there
+    y = rng.integers(0, 5, size=10)
+    Xv, yv, qv = letor_view(X, y, qid)
+    for query in np.unique(qid):
+        rows = qid == query
+        for j in range(3):
+            column = X[rows, j]
+            spread = column.max() - column.min()
+            expected = (column - column.min()) / spread if spread > 0 else np.zeros_like(column)
+            np.testing.assert_allclose(Xv[rows, j], expected, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(yv, np.minimum(y, 2))
+    np.testing.assert_array_equal(qv, qid)
+    assert not np.shares_memory(Xv, X)
