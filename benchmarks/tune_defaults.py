@@ -31,9 +31,10 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   the models' ``random_state``.
 
 ``compare`` scores the given configurations (changes from the current defaults) on the
-selection sets (``--sets``, the four above by default), through the same cache as ``search``, with each one's paired Yahoo gain over
-the first; ``--fold-seeds 0,1,2`` draws the Yahoo folds with several shuffles (15 folds, 30
-paired fits: a tighter standard error; cache them in another ``--out``). ``peers`` scores ``LGBMRanker()``,
+selection sets (``--sets``, the four above by default), through the same cache as ``search``,
+with each one's paired Yahoo gain over the first; ``--fold-seeds 0,1,2`` draws the Yahoo folds
+with several shuffles (15 folds, 30 paired fits: a tighter standard error; cache them in
+another ``--out``). ``peers`` scores ``LGBMRanker()``,
 ``XGBRanker()`` and ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` on the same folds and
 seeds: the yardstick the defaults are measured against, without touching ``rank.test``.
 
