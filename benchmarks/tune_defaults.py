@@ -19,6 +19,11 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
 - ``letor`` (opt-in, ``--sets``): the same Yahoo folds as LETOR 4.0 ships its data (MQ2007,
   MQ2008): every feature min-max scaled within its query, labels capped at 2. Trees barely
   notice the change; a network's best number of epochs does (twelfth look);
+- ``small_letor``, ``noisy_letor``, ``medium_letor`` (opt-in): the synthetic problems, training
+  and held-out rows alike, in the same LETOR 4.0 form (thirteenth look);
+- ``copies`` (opt-in): ``small`` with every feature observed five times, each copy with its
+  own noise of one standard deviation (``copies_view``): redundant features of a known
+  structure (thirteenth look);
 - ``large`` (stage ``large``, finalists only): MSLR-shaped ``make_ranking(3000,
   n_features=136, n_informative=20, min_docs=20, max_docs=370)``, scored on a fresh
   1,000-query draw, against ``LGBMRanker()`` on the same data, with fit times; problem
@@ -66,7 +71,7 @@ ESTIMATORS = {"lambdarank": "LambdaRankRanker", "ranknet": "RankNetRanker", "lis
 MIN_GAIN, WORST_LOSS, MAX_ROUNDS = 0.002, 0.01, 3
 DATASETS = ("yahoo", "small", "noisy", "medium")
 #: Opt-in selection sets (``--sets``), beside DATASETS.
-EXTRA_SETS = ("letor",)
+EXTRA_SETS = ("letor", "small_letor", "noisy_letor", "medium_letor", "copies")
 COORDINATES = {
     "tol": [{"tol": t} for t in (1e-3, 3e-3, 1e-2)],
     "learning_rate_init": [{"learning_rate_init": lr} for lr in (1e-3, 3e-3)],
@@ -112,26 +117,44 @@ def letor_view(X, y, qid):
     return X, np.minimum(y, 2), qid
 
 
+def copies_view(X, y, qid, n_copies=5, spread=1.0, seed=0):
+    """The rows with each feature observed ``n_copies`` times, each copy
+    with its own Gaussian noise of standard deviation ``spread``: redundant
+    features, as real learning-to-rank features are (several measures of
+    the same match), with the same relevance."""
+    rng = np.random.default_rng(seed)
+    repeated = np.repeat(np.asarray(X, dtype=float), n_copies, axis=1)
+    return repeated + spread * rng.standard_normal(repeated.shape), y, qid
+
+
 def selection_data(fold_seeds=(0,), sets=DATASETS):
     """name -> list of (train, held_out) pairs, each (X, y, qid), for each
     name in ``sets``; the Yahoo folds of every shuffle in ``fold_seeds``."""
     from sklearn.model_selection import GroupKFold
 
-    X, y, q = bench_quality.load_data()["train"]
-    folds = [fold for seed in fold_seeds
-             for fold in GroupKFold(5, shuffle=True, random_state=seed).split(X, y, groups=q)]
+    def yahoo_folds():  # read only when a set needs it
+        X, y, q = bench_quality.load_data()["train"]
+        return [tuple((X[i], y[i], q[i]) for i in fold) for seed in fold_seeds
+                for fold in GroupKFold(5, shuffle=True, random_state=seed).split(X, y, groups=q)]
+
     medium = dict(n_features=40, n_informative=15)
     makers = {
-        "yahoo": lambda: [tuple((X[i], y[i], q[i]) for i in fold) for fold in folds],
-        "letor": lambda: [tuple(letor_view(X[i], y[i], q[i]) for i in fold) for fold in folds],
+        "yahoo": yahoo_folds,
+        "letor": lambda: [tuple(letor_view(*part) for part in split) for split in yahoo_folds()],
         "small": lambda: [(_synthetic(150, 0), _synthetic(1000, 100))],
         "noisy": lambda: [(_synthetic(150, 1, noise=1.0), _synthetic(1000, 101, noise=1.0))],
         "medium": lambda: [(_synthetic(600, 2, **medium), _synthetic(1000, 102, **medium))],
     }
+    makers["copies"] = lambda: [tuple(copies_view(*part, seed=i) for i, part in enumerate(split))
+                                for split in makers["small"]()]
+    for name in ("small", "noisy", "medium"):  # synthetic problems in LETOR 4.0's form too
+        makers[name + "_letor"] = (lambda name: lambda: [
+            tuple(letor_view(*part) for part in split) for split in makers[name]()])(name)
     return {name: makers[name]() for name in sets}
 
 
 SEEDS = {"yahoo": (0, 1), "letor": (0, 1), "small": (0, 1), "noisy": (0, 1), "medium": (0,)}
+SEEDS.update({name + "_letor": SEEDS[name] for name in ("small", "noisy", "medium")}, copies=(0, 1))
 
 
 def fit_score(estimator, params, seed, train, held_out):

@@ -68,3 +68,27 @@ def test_letor_view_scales_each_feature_within_its_query():
     np.testing.assert_array_equal(yv, np.minimum(y, 2))
     np.testing.assert_array_equal(qv, qid)
     assert not np.shares_memory(Xv, X)
+
+
+def test_synthetic_letor_sets_are_the_synthetic_sets_in_letor_form():
+    from benchmarks.tune_defaults import letor_view, selection_data
+
+    data = selection_data(sets=("small", "small_letor"))
+    assert len(data["small_letor"]) == len(data["small"]) == 1
+    for plain, letor in zip(data["small"][0], data["small_letor"][0]):  # training, then held-out rows
+        for got, expected in zip(letor, letor_view(*plain)):
+            np.testing.assert_array_equal(got, expected)
+        assert set(np.unique(letor[1])) <= {0, 1, 2} and letor[0].min() >= 0 and letor[0].max() <= 1
+
+
+def test_copies_view_observes_each_feature_several_times_with_noise():
+    from benchmarks.tune_defaults import copies_view
+
+    rng = np.random.default_rng(0)
+    X, y, qid = rng.normal(size=(4000, 2)), rng.integers(0, 3, 4000), np.repeat(np.arange(40), 100)
+    Xc, yc, qc = copies_view(X, y, qid, n_copies=3, spread=0.5, seed=1)
+    assert Xc.shape == (4000, 6) and yc is y and qc is qid
+    noise = Xc - np.repeat(X, 3, axis=1)
+    # 4,000 draws per column: the sample sd has a standard error of 1.1 %; 4 % is 3.6 of them.
+    np.testing.assert_allclose(noise.std(axis=0), 0.5, rtol=0.04)
+    assert np.abs(np.corrcoef(noise.T) - np.eye(6)).max() < 0.1  # independent copies (sd 0.016)
