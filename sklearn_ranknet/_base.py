@@ -20,6 +20,7 @@ from ._inputs import (
     FEATURE_SCALINGS, INPUT_SCALING_ATTRIBUTES, InputScaling, block_rows, set_input_scaling_attributes,
 )
 from ._jit import effective_n_jobs, single_threaded_blas
+from ._noise import auto_input_noise
 from ._query_column import (
     QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, features_and_groups, split_query_column,
 )
@@ -91,7 +92,7 @@ class BaseRanker(BaseEstimator):
         ],
         "feature_scaling": [StrOptions(set(FEATURE_SCALINGS)), None],
         "dropout": [Interval(Real, 0, 1, closed="left")],
-        "input_noise": [Interval(Real, 0, None, closed="left")],
+        "input_noise": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "ema_momentum": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="left")],
         "query_column": QUERY_COLUMN_CONSTRAINT,
     }
@@ -369,6 +370,7 @@ class BaseRanker(BaseEstimator):
             self._check_solver_options(incremental)
             if not first_call:
                 self._check_same_network()
+            self.input_noise_ = self._input_noise(data, incremental)
             if first_call:
                 self._fit_input_scaling(data)
                 n_inputs = data.X.shape[1] if self._input_scaling is None else self._input_scaling.n_inputs
@@ -391,7 +393,7 @@ class BaseRanker(BaseEstimator):
             if first_call:  # no half-trained model may pass check_is_fitted
                 for name in (
                     "coefs_", "intercepts_", *OPTIMIZER_STATE, "n_features_in_", "feature_names_in_",
-                    *INPUT_SCALING_ATTRIBUTES,
+                    "input_noise_", *INPUT_SCALING_ATTRIBUTES,
                 ):
                     self.__dict__.pop(name, None)
             raise
@@ -431,7 +433,7 @@ class BaseRanker(BaseEstimator):
     def _check_solver_options(self, incremental):
         if self.solver != "lbfgs" or incremental:
             return
-        if self.dropout or self.input_noise:
+        if self.dropout or (self.input_noise != "auto" and self.input_noise):
             raise ValueError(
                 "dropout and input_noise make every step random, which L-BFGS "
                 'cannot follow; use solver="adam" or set them to 0.'
@@ -461,6 +463,20 @@ class BaseRanker(BaseEstimator):
         if self.ema_momentum != "auto":
             return self.ema_momentum
         return 0.0 if early_stopping else AUTO_EMA_MOMENTUM
+
+    def _input_noise(self, data, incremental):
+        """``input_noise``, with "auto" resolved for ``data`` (a
+        ``TrainingSet``; None where the rows are not at hand, as on Dask):
+        the level of :func:`~sklearn_ranknet._noise.auto_input_noise` for a
+        ``fit`` below ``AUTO_EARLY_STOPPING_ROWS`` rows with a stochastic
+        solver, else 0. Larger data overfits less and the study measured
+        the noise on small data only; L-BFGS cannot follow random steps."""
+        if self.input_noise != "auto":
+            return float(self.input_noise)
+        if (data is None or incremental or self.solver == "lbfgs"
+                or len(data.rows) >= AUTO_EARLY_STOPPING_ROWS):
+            return 0.0
+        return auto_input_noise(data.X, data.rows)
 
     def _patience(self, n_rows):
         """``n_iter_no_change``, with "auto" resolved for ``n_rows`` training

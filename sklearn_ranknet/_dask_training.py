@@ -176,6 +176,7 @@ class Shard:
         ranker._input_scaling, ranker._l2 = self.scaling, self.l2
         ranker._random_state = np.random.RandomState(seed)
         ranker.t_ = 0
+        ranker.input_noise_ = ranker._input_noise(None, incremental=False)
         if self.train is not None:
             # As in memory: more threads only where a minibatch shares out
             # (on the ranker made for this task: the shard stays as built).

@@ -381,14 +381,14 @@ def _step(ranker, train, positions, queries, offsets, n_threads):
     blocks = _row_blocks(len(positions), coefs)
     # One seed per block, drawn here: the random draws do not depend on the
     # threads that run the blocks.
-    random = bool(dropout or ranker.input_noise)
+    random = bool(dropout or ranker.input_noise_)
     seeds = ranker._random_state.randint(2**31, size=len(blocks)) if random else [None] * len(blocks)
 
     def forward(indexed):
         block, seed = indexed
         generator = np.random.default_rng(seed) if random else None
         rows = train.features(ranker, positions[block])
-        if ranker.input_noise:
+        if ranker.input_noise_:
             rows = _with_input_noise(ranker, rows, generator)
         return _network.forward(
             rows, coefs, intercepts, activation, dropout=dropout, random_state=generator
@@ -433,13 +433,13 @@ def _freeze_output_intercept(intercept_grads):
 
 def _with_input_noise(ranker, rows, generator):
     """Gathered rows (a copy) plus Gaussian noise of standard deviation
-    ``input_noise`` in standardized units. Sparse rows become dense (noise
+    ``input_noise_`` in standardized units. Sparse rows become dense (noise
     touches every entry) but stay unstandardized, as their folded first
     layer expects: their noise is scaled by each feature's spread."""
     folded = sp.issparse(rows) and ranker._input_scaling is not None
     rows = rows.toarray() if sp.issparse(rows) else rows
     noise = generator.standard_normal(rows.shape, dtype=rows.dtype)
-    noise *= rows.dtype.type(ranker.input_noise)
+    noise *= rows.dtype.type(ranker.input_noise_)
     if folded:
         noise *= ranker._input_scaling.scale
     rows += noise

@@ -555,6 +555,7 @@ class _DaskRanker:
         for name in OPTIMIZER_STATE:
             self.__dict__.pop(name, None)
         first_call = not hasattr(self, "coefs_")
+        self.input_noise_ = self._input_noise(None, incremental=False)
         try:
             shards = self._shards(client, X, y, groups, sample_weight, first_call)
             _dask_training.fit(self, client, shards, design=self._design)
@@ -687,7 +688,8 @@ same ``learning_rate_init``; a larger step (about sqrt(P) times for Adam, P
 times for SGD) or a smaller ``batch_size`` makes up for it. Early stopping
 holds out whole queries and counts rounds, as in memory. The parameters
 are not averaged over steps: ``ema_momentum="auto"`` means 0 here, and any
-other value but 0 is an error.
+other value but 0 is an error. ``input_noise="auto"`` means 0 here too (it
+is measured on small data held in memory); a number adds that noise.
 
 The input scaling statistics are those of the whole data (per-partition
 moments merged on the client; for the default piecewise encoding, those of
@@ -784,7 +786,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         n_jobs=None,
         feature_scaling="piecewise",
         dropout=0.0,
-        input_noise=0.0,
+        input_noise="auto",
         ema_momentum="auto",
         query_column=None,
         metric="ndcg",
@@ -827,7 +829,7 @@ class DaskRankNetRanker(_DaskRanker, RankNetRanker):
         n_jobs=None,
         feature_scaling="piecewise",
         dropout=0.0,
-        input_noise=0.0,
+        input_noise="auto",
         ema_momentum="auto",
         query_column=None,
         pair_targets="hard",
@@ -867,7 +869,7 @@ class DaskListNetRanker(_DaskRanker, ListNetRanker):
         n_jobs=None,
         feature_scaling="piecewise",
         dropout=0.0,
-        input_noise=0.0,
+        input_noise="auto",
         ema_momentum="auto",
         query_column=None,
         gain="exponential",

@@ -1,0 +1,118 @@
+"""``input_noise="auto"``: the features' redundancy, against a slow reference,
+and where the rankers resolve it."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import spearmanr
+
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet import _noise
+from sklearn_ranknet._base import AUTO_EARLY_STOPPING_ROWS
+from sklearn_ranknet._noise import auto_input_noise, feature_redundancy
+from sklearn_ranknet.datasets import make_ranking
+
+RANKERS = [LambdaRankRanker, RankNetRanker, ListNetRanker]
+
+
+def slow_redundancy(X):
+    """1 + (p - 1) * (mean squared Spearman correlation over pairs - 1 / n),
+    pair by pair, on every row and every varying column."""
+    X = np.asarray(X, dtype=float)
+    columns = [j for j in range(X.shape[1]) if X[:, j].max() > X[:, j].min()]
+    n, p = X.shape[0], len(columns)
+    if p < 2 or n < 3:
+        return 1.0
+    squares = [spearmanr(X[:, i], X[:, j])[0] ** 2 for i in columns for j in columns if i != j]
+    return 1.0 + (p - 1) * max(np.mean(squares) - 1.0 / n, 0.0)
+
+
+def redundant(n_rows, n_latent, copies, spread, seed):
+    """Each of ``n_latent`` signals observed ``copies`` times with noise."""
+    rng = np.random.default_rng(seed)
+    latent = np.repeat(rng.normal(size=(n_rows, n_latent)), copies, axis=1)
+    return latent + spread * rng.normal(size=latent.shape)
+
+
+def test_redundancy_matches_the_pairwise_spearman_reference():
+    X = redundant(300, 3, 4, 0.7, seed=0)
+    X[:, 5] = np.round(X[:, 5])  # ties share their mean rank in both
+    X[:, 7] = 1.5  # a constant column counts for nothing
+    assert feature_redundancy(X, np.arange(300)) == pytest.approx(slow_redundancy(X), rel=1e-12)
+
+
+def test_redundancy_is_one_for_independent_features_and_p_for_copies():
+    rng = np.random.default_rng(1)
+    # Independent columns: the mean squared correlation is 1/n on average,
+    # with a standard deviation of about sqrt(2)/n/sqrt(pairs), here ~1.4e-5;
+    # times (p - 1) = 19 that is < 3e-4, so 0.01 is over 30 of them.
+    assert feature_redundancy(rng.normal(size=(2000, 20)), np.arange(2000)) == pytest.approx(1.0, abs=0.01)
+    # Monotone transforms of one column order the rows alike: r = 1.
+    z = rng.normal(size=500)
+    copies = np.column_stack([z, np.exp(z), z**3, np.arctan(z)])
+    assert feature_redundancy(copies, np.arange(500)) == pytest.approx(1 + 3 * (1 - 1 / 500), rel=1e-12)
+
+
+def test_redundancy_reads_only_the_given_rows_and_sparse_equals_dense():
+    X = redundant(400, 2, 3, 0.5, seed=2)
+    X[np.abs(X) < 0.5] = 0.0
+    rows = np.arange(0, 400, 3)
+    expected = slow_redundancy(X[rows])
+    assert feature_redundancy(X, rows) == pytest.approx(expected, rel=1e-12)
+    assert feature_redundancy(sp.csr_matrix(X), rows) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("X", [np.ones((10, 3)), np.arange(10.0)[:, None], np.zeros((2, 4)), np.zeros((0, 3))])
+def test_redundancy_without_two_varying_features_is_one(X):
+    assert feature_redundancy(X, np.arange(len(X))) == 1.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**16), shift=st.floats(-1e3, 1e3), log_scale=st.floats(-3, 3))
+def test_redundancy_ignores_monotone_maps_and_column_order(seed, shift, log_scale):
+    X = redundant(120, 2, 3, 1.0, seed)
+    rows = np.arange(120)
+    base = feature_redundancy(X, rows)
+    moved = X.copy()
+    moved[:, 0] = shift + 10.0**log_scale * moved[:, 0]
+    moved[:, 1] = np.exp(np.clip(moved[:, 1], -50, 50))
+    assert base >= 1.0
+    assert feature_redundancy(moved, rows) == pytest.approx(base, rel=1e-9)
+    order = np.random.default_rng(seed).permutation(X.shape[1])
+    assert feature_redundancy(X[:, order], rows) == pytest.approx(base, rel=1e-9)
+
+
+def test_auto_noise_ramps_with_redundancy(monkeypatch):
+    low, high = _noise.AUTO_NOISE_REDUNDANCY
+    for redundancy, expected in [(1.0, 0.0), (low, 0.0), ((low + high) / 2, _noise.AUTO_INPUT_NOISE / 2),
+                                 (high, _noise.AUTO_INPUT_NOISE), (50.0, _noise.AUTO_INPUT_NOISE)]:
+        monkeypatch.setattr(_noise, "feature_redundancy", lambda X, rows, r=redundancy: r)
+        assert auto_input_noise(None, None) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_auto_noise_is_added_to_small_redundant_data_only(Ranker):
+    _, y, qid = make_ranking(40, min_docs=5, max_docs=10, random_state=0)
+    copies = redundant(len(y), 3, 4, 0.3, seed=3)
+    independent = np.random.default_rng(4).normal(size=copies.shape)
+    quick = dict(max_iter=2, random_state=0)
+    assert Ranker(**quick).fit(copies, y, groups=qid).input_noise_ == _noise.AUTO_INPUT_NOISE
+    assert Ranker(**quick).fit(independent, y, groups=qid).input_noise_ == 0.0
+    assert Ranker(**quick, input_noise=0.3).fit(copies, y, groups=qid).input_noise_ == 0.3
+    assert Ranker(**quick).partial_fit(copies, y, groups=qid).input_noise_ == 0.0
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_auto_noise_is_off_from_the_early_stopping_size_and_with_lbfgs():
+    n_queries = AUTO_EARLY_STOPPING_ROWS // 10
+    _, y, qid = make_ranking(n_queries, min_docs=10, max_docs=10, random_state=0)
+    copies = redundant(len(y), 2, 3, 0.3, seed=5)
+    assert len(y) == AUTO_EARLY_STOPPING_ROWS
+    fitted = LambdaRankRanker(max_iter=1, hidden_layer_sizes=(), k=5).fit(copies, y, groups=qid)
+    assert fitted.input_noise_ == 0.0
+    small = slice(0, 200)
+    lbfgs = RankNetRanker(solver="lbfgs", max_iter=2).fit(copies[small], y[small], groups=qid[small])
+    assert lbfgs.input_noise_ == 0.0  # no error either: "auto" never asks L-BFGS for noise
