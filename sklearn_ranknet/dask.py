@@ -555,14 +555,14 @@ class _DaskRanker:
         for name in OPTIMIZER_STATE:
             self.__dict__.pop(name, None)
         first_call = not hasattr(self, "coefs_")
-        self.input_noise_ = self._input_noise(None, incremental=False)
         try:
+            self.input_noise_ = self._input_noise(None, incremental=False)
             shards = self._shards(client, X, y, groups, sample_weight, first_call)
             _dask_training.fit(self, client, shards, design=self._design)
         except BaseException:
             if first_call:  # no half-trained model may pass check_is_fitted
                 for name in ("coefs_", "intercepts_", "n_features_in_", "feature_names_in_",
-                             *INPUT_SCALING_ATTRIBUTES):
+                             "input_noise_", *INPUT_SCALING_ATTRIBUTES):
                     self.__dict__.pop(name, None)
             raise
         return self

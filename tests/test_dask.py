@@ -311,6 +311,23 @@ def test_auto_width_follows_the_rows_of_all_partitions(client, data, monkeypatch
         assert ranker.coefs_[0].shape[1] == in_memory.coefs_[0].shape[1] == width[0]
 
 
+def test_auto_input_noise_is_none_on_dask_and_a_number_reaches_the_workers(client, data):
+    # "auto" is measured on small in-memory data; on Dask it means 0.
+    X, y, qid = data
+    rng = np.random.default_rng(0)
+    copies = np.repeat(X[:, :3], 4, axis=1) + 0.3 * rng.normal(size=(len(X), 12))
+    dX, dy, dq = chunked(copies, y, qid, chunks=whole_query_chunks(qid, 3))
+    params = {**QUICK, "max_iter": 2}
+    assert quiet_fit(LambdaRankRanker(**params), copies, y, groups=qid).input_noise_ == 2.0
+    auto = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+    off = quiet_fit(skd.DaskLambdaRankRanker(**params, input_noise=0.0), dX, dy, groups=dq)
+    noisy = quiet_fit(skd.DaskLambdaRankRanker(**params, input_noise=0.5), dX, dy, groups=dq)
+    assert auto.input_noise_ == off.input_noise_ == 0.0 and noisy.input_noise_ == 0.5
+    for a, b in zip(params_of(auto), params_of(off)):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(noisy.coefs_[0], off.coefs_[0])
+
+
 def test_fit_is_reproducible_and_does_not_depend_on_where_chunks_cut(client, data):
     X, y, qid = data
     whole = whole_query_chunks(qid, 4)
