@@ -22,6 +22,7 @@ independent features. :func:`feature_redundancy` tells the two kinds apart
 """
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.stats import rankdata
 
 #: ``input_noise="auto"`` on redundant features (standardized units).
@@ -34,10 +35,27 @@ AUTO_NOISE_REDUNDANCY = (1.5, 2.5)
 #: features; this bounds its cost (~0.1 s) whatever the shape of X.
 REDUNDANCY_SAMPLE_ROWS = 2_000
 REDUNDANCY_SAMPLE_FEATURES = 400
+#: Values read at a time while looking for the features that vary.
+REDUNDANCY_BLOCK_VALUES = 2**17
 
 
 def _evenly_spaced(n, limit):
     return np.arange(0, n, max(1, -(-n // limit)))
+
+
+def _sample_columns(X, rows):
+    """Each feature's spread (max - min) over ``rows``, and a function
+    giving the dense ``X[rows][:, columns]``. Wide data is never densified
+    whole: CSR rows stay sparse, dense columns are read a block at a time
+    (a copy of ``X[rows]`` would be as large as X on small data)."""
+    if sp.issparse(X):
+        sample = sp.csr_matrix(X[rows])
+        spread = np.asarray(sample.max(axis=0).todense() - sample.min(axis=0).todense()).ravel()
+        return spread, lambda columns: sample[:, columns].toarray()
+    width = max(1, REDUNDANCY_BLOCK_VALUES // len(rows))
+    spread = np.concatenate([np.ptp(X[rows, start:start + width], axis=0)
+                             for start in range(0, X.shape[1], width)])
+    return spread, lambda columns: X[np.ix_(rows, columns)]
 
 
 def feature_redundancy(X, rows):
@@ -45,7 +63,8 @@ def feature_redundancy(X, rows):
 
     With r_ij the Spearman correlation of features i and j over the rows,
     the redundancy is 1 + (p - 1) * mean(r_ij ** 2) over pairs i != j of the
-    p non-constant features (the mean reduced by 1 / n_rows, its value for
+    p non-constant features (at most ``REDUNDANCY_SAMPLE_FEATURES`` of them,
+    evenly spaced; the mean reduced by 1 / n_rows, its value for
     independent features, so that a small sample does not look redundant).
     It is p / (effective rank) of the rank-correlation matrix: 1 for
     independent features, p when all are one feature in several monotone
@@ -78,20 +97,24 @@ def feature_redundancy(X, rows):
     1.0
     """
     rows = np.asarray(rows)[_evenly_spaced(len(rows), REDUNDANCY_SAMPLE_ROWS)]
-    sample = X[rows]
-    sample = sample.toarray() if hasattr(sample, "toarray") else np.asarray(sample)
-    varying = np.flatnonzero(np.ptp(sample, axis=0) > 0) if len(sample) else np.array([], int)
-    n_rows, n_varying = len(sample), len(varying)
-    if n_varying < 2 or n_rows < 3:
+    n_rows = len(rows)
+    if n_rows < 3:
+        return 1.0
+    spread, columns = _sample_columns(X, rows)
+    varying = np.flatnonzero(spread > 0)
+    n_varying = len(varying)
+    if n_varying < 2:
         return 1.0
     chosen = varying[_evenly_spaced(n_varying, REDUNDANCY_SAMPLE_FEATURES)]
-    ranks = rankdata(sample[:, chosen].astype(np.float64), axis=0)  # ties share their mean rank
+    ranks = rankdata(columns(chosen).astype(np.float64), axis=0)  # ties share their mean rank
     ranks -= ranks.mean(axis=0)
     ranks /= np.sqrt((ranks**2).mean(axis=0))
     correlation = ranks.T @ ranks / n_rows
     m = len(chosen)
     mean_square = ((correlation**2).sum() - np.trace(correlation**2)) / (m * (m - 1))
-    return float(1.0 + (n_varying - 1) * max(mean_square - 1.0 / n_rows, 0.0))
+    # Over the chosen features, not all p: with thousands of sparse columns,
+    # (p - 1) times the mean's sampling noise would be larger than the signal.
+    return float(1.0 + (m - 1) * max(mean_square - 1.0 / n_rows, 0.0))
 
 
 def auto_input_noise(X, rows):

@@ -116,3 +116,18 @@ def test_auto_noise_is_off_from_the_early_stopping_size_and_with_lbfgs():
     small = slice(0, 200)
     lbfgs = RankNetRanker(solver="lbfgs", max_iter=2).fit(copies[small], y[small], groups=qid[small])
     assert lbfgs.input_noise_ == 0.0  # no error either: "auto" never asks L-BFGS for noise
+
+
+def test_wide_sparse_noise_does_not_look_redundant():
+    # 200,000 independent sparse columns: each pair's r**2 is mostly ~0 and
+    # now and then large (rows in common), so its mean over the sampled pairs
+    # is noisy; times all ~160,000 varying columns that noise read as 5.8 here.
+    # Only the chosen features' count may multiply it.
+    rng = np.random.default_rng(0)
+    n_values = 1_000_000
+    X = sp.csr_matrix((rng.random(n_values), (rng.integers(0, 5000, n_values),
+                                               rng.integers(0, 200_000, n_values))), shape=(5000, 200_000))
+    assert feature_redundancy(X, np.arange(5000)) < 1.5  # below any noise
+    dense_block = X[:, :300].toarray()
+    assert feature_redundancy(dense_block, np.arange(2000)) == pytest.approx(
+        feature_redundancy(sp.csr_matrix(dense_block), np.arange(2000)), rel=1e-12)
