@@ -56,10 +56,13 @@ PIECEWISE_LARGE_ROWS = 50_000
 EDGE_SAMPLE_ROWS = 200_000
 
 
-def edge_sample(n_rows, rows=None):
-    """The rows of :data:`EDGE_SAMPLE_ROWS`: all ``n_rows`` (of ``rows``,
-    when given) up to that many, else that many at most, evenly spaced."""
-    sample = np.arange(0, n_rows, max(1, -(-n_rows // EDGE_SAMPLE_ROWS)))
+def edge_sample(n_rows, rows=None, limit=None):
+    """At most ``limit`` of ``n_rows`` items (of ``rows``, when given),
+    evenly spaced: all of them up to that many. ``limit=None`` is
+    :data:`EDGE_SAMPLE_ROWS` (read at call time), the rows the input
+    scaling reads."""
+    limit = EDGE_SAMPLE_ROWS if limit is None else limit
+    sample = np.arange(0, n_rows, max(1, -(-n_rows // limit)))
     return sample if rows is None else np.asarray(rows)[sample]
 #: Fitted attributes that describe the input scaling, unset together.
 INPUT_SCALING_ATTRIBUTES = ("_input_scaling", "feature_mean_", "feature_scale_", "bin_edges_")

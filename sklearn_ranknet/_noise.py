@@ -25,6 +25,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import rankdata
 
+from ._inputs import edge_sample
+
 #: ``input_noise="auto"`` on redundant features (standardized units).
 AUTO_INPUT_NOISE = 2.0
 #: ``input_noise="auto"`` rises linearly from 0 to ``AUTO_INPUT_NOISE`` as
@@ -37,10 +39,6 @@ REDUNDANCY_SAMPLE_ROWS = 2_000
 REDUNDANCY_SAMPLE_FEATURES = 400
 #: Values read at a time while looking for the features that vary.
 REDUNDANCY_BLOCK_VALUES = 2**17
-
-
-def _evenly_spaced(n, limit):
-    return np.arange(0, n, max(1, -(-n // limit)))
 
 
 def _sample_columns(X, rows):
@@ -96,7 +94,7 @@ def feature_redundancy(X, rows):
     >>> round(feature_redundancy(rng.normal(size=(1000, 4)), np.arange(1000)), 1)
     1.0
     """
-    rows = np.asarray(rows)[_evenly_spaced(len(rows), REDUNDANCY_SAMPLE_ROWS)]
+    rows = edge_sample(len(rows), rows, limit=REDUNDANCY_SAMPLE_ROWS)
     n_rows = len(rows)
     if n_rows < 3:
         return 1.0
@@ -105,7 +103,7 @@ def feature_redundancy(X, rows):
     n_varying = len(varying)
     if n_varying < 2:
         return 1.0
-    chosen = varying[_evenly_spaced(n_varying, REDUNDANCY_SAMPLE_FEATURES)]
+    chosen = edge_sample(n_varying, varying, limit=REDUNDANCY_SAMPLE_FEATURES)
     ranks = rankdata(columns(chosen).astype(np.float64), axis=0)  # ties share their mean rank
     ranks -= ranks.mean(axis=0)
     ranks /= np.sqrt((ranks**2).mean(axis=0))
