@@ -52,7 +52,7 @@ from ._jit import single_threaded_blas
 from ._optim import SGD, Adam
 from ._training import (
     SCORE_K, EpochMonitor, TrainingSet, _check_finite, _epoch_batches, _l2_strength, _loss_sample, _scores,
-    _step, pool_has_work, split_validation,
+    _step, noise_table, pool_has_work, split_validation,
 )
 from ._validation import check_relevance_labels, label_remedy
 from .metrics import ndcg_per_query
@@ -236,9 +236,11 @@ def local_epoch(shard, params, optimizer_state, seed):
     ranker._optimizer = _restored_optimizer(ranker, optimizer_state)
     train, n_threads = shard.train, ranker._n_threads()
     order = ranker._random_state.permutation(train.n_queries)
+    batch_size = ranker._batch_size(train.n_queries)
+    noise = noise_table(ranker, train, batch_size, -(-train.n_queries // batch_size))
     with single_threaded_blas(n_threads):
-        for positions, queries, offsets in _epoch_batches(train, order, ranker._batch_size(train.n_queries)):
-            _step(ranker, train, positions, queries, offsets, n_threads)
+        for positions, queries, offsets in _epoch_batches(train, order, batch_size):
+            _step(ranker, train, positions, queries, offsets, n_threads, noise)
     return ranker.coefs_ + ranker.intercepts_, _detached(ranker._optimizer), ranker.t_
 
 
@@ -265,8 +267,9 @@ def batch_gradient(shard, params, seed, step, n_steps):
     ranker._optimizer = _GradientRecorder()
     positions, offsets = train.positions_of(queries)
     n_threads = ranker._n_threads()
+    noise = noise_table(ranker, train, len(queries), n_steps=1)
     with single_threaded_blas(n_threads):
-        _step(ranker, train, positions, queries, offsets, n_threads)
+        _step(ranker, train, positions, queries, offsets, n_threads, noise)
     # _step averages over the minibatch's queries, each weighed by its
     # weight over the shard's mean weight.
     return ranker._optimizer.grads, len(queries) * train.mean_weight, len(positions)

@@ -32,6 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from . import _jit, _network
 from ._groups import group_rows, query_of_row, query_weights, segments_of
 from ._jit import as_kernel_array, map_blocks
+from ._noise import NOISE_TABLE_BLOCKS, NoiseTable
 from ._objectives import label_sorted_order
 from ._optim import SGD, Adam, WeightAverage
 from .metrics import _grouped_ndcg_values, _mean_over_queries
@@ -237,12 +238,14 @@ def fit_stochastic(ranker, data, incremental):
     ranker._l2 = _l2_strength(ranker, train)
     batch_size = ranker._batch_size(train.n_queries)
     n_threads = ranker._n_threads()
+    steps_per_epoch = -(-train.n_queries // batch_size)
+    noise = noise_table(ranker, train, batch_size, steps_per_epoch * (1 if incremental else ranker.max_iter))
     stopped = False
     for _ in range(1 if incremental else ranker.max_iter):
         started = time.perf_counter()
         order = ranker._random_state.permutation(train.n_queries)
         for positions, queries, offsets in _epoch_batches(train, order, batch_size):
-            _step(ranker, train, positions, queries, offsets, n_threads)
+            _step(ranker, train, positions, queries, offsets, n_threads, noise)
             if averaging is not None:
                 averaging.update(params)
         _check_finite(ranker)
@@ -339,13 +342,30 @@ class EpochMonitor:
         return self.best_params
 
 
+def _block_row_limit(coefs):
+    return max(BLOCK_WORK // sum(c.size for c in coefs), 1024)
+
+
+def noise_table(ranker, train, batch_size, n_steps):
+    """The :class:`~._noise.NoiseTable` for ``n_steps`` minibatches of
+    ``batch_size`` queries of ``train``, or None without input noise. Drawn
+    here, on the calling thread, from the ranker's random state."""
+    if not ranker.input_noise_:
+        return None
+    coefs, _ = ranker._network_params(train.X)
+    largest_batch = int(np.sort(np.diff(train.offsets))[::-1][:batch_size].sum())
+    block_rows = min(largest_batch, _block_row_limit(coefs))
+    rows = min(min(NOISE_TABLE_BLOCKS, n_steps) * block_rows, len(train.rows))
+    seed = ranker._random_state.randint(2**31)
+    return NoiseTable(ranker.input_noise_, rows * coefs[0].shape[0], coefs[0].dtype, seed)
+
+
 def _row_blocks(n_rows, coefs, max_rows=None):
     """Row blocks of a minibatch of about ``BLOCK_WORK`` each. They depend on
     the network's size only, not on the threads, so that the summed
     gradients do not depend on the number of threads; a small network gets
     one block (splitting would cost more Python than it saves)."""
-    work_per_row = sum(c.size for c in coefs)
-    rows = max(BLOCK_WORK // work_per_row, 1024)
+    rows = _block_row_limit(coefs)
     rows = rows if max_rows is None else min(rows, max_rows)
     if n_rows <= rows:  # the usual minibatch: no linspace per step
         return [slice(0, n_rows)]
@@ -369,12 +389,13 @@ def pool_has_work(ranker, data):
     return len(_row_blocks(batch_rows, coefs)) >= 2 or batch_work >= _jit.SERIAL_BELOW_WORK
 
 
-def _step(ranker, train, positions, queries, offsets, n_threads):
+def _step(ranker, train, positions, queries, offsets, n_threads, noise=None):
     """One optimizer step on a minibatch of whole queries.
 
     Rows are gathered from the caller's ``X`` and pushed through the network
     in fixed blocks, on ``n_threads`` threads: each block's forward pass, then
     the lambda kernel over the whole batch, then each block's backward pass.
+    ``noise`` is the fit's :func:`noise_table` (needed with input noise).
     """
     coefs, intercepts = ranker._network_params(train.X)
     activation, dropout = ranker.activation, ranker.dropout
@@ -389,7 +410,7 @@ def _step(ranker, train, positions, queries, offsets, n_threads):
         generator = np.random.default_rng(seed) if random else None
         rows = train.features(ranker, positions[block])
         if ranker.input_noise_:
-            rows = _with_input_noise(ranker, rows, generator)
+            rows = _with_input_noise(ranker, rows, noise, generator)
         return _network.forward(
             rows, coefs, intercepts, activation, dropout=dropout, random_state=generator
         )
@@ -431,18 +452,18 @@ def _freeze_output_intercept(intercept_grads):
     intercept_grads[-1][...] = 0.0
 
 
-def _with_input_noise(ranker, rows, generator):
+def _with_input_noise(ranker, rows, noise, generator):
     """Gathered rows (a copy) plus Gaussian noise of standard deviation
-    ``input_noise_`` in standardized units. Sparse rows become dense (noise
-    touches every entry) but stay unstandardized, as their folded first
-    layer expects: their noise is scaled by each feature's spread."""
+    ``input_noise_`` in standardized units, read from the ``noise`` table.
+    Sparse rows become dense (noise touches every entry) but stay
+    unstandardized, as their folded first layer expects: their noise is
+    scaled by each feature's spread."""
     folded = sp.issparse(rows) and ranker._input_scaling is not None
     rows = rows.toarray() if sp.issparse(rows) else rows
-    noise = generator.standard_normal(rows.shape, dtype=rows.dtype)
-    noise *= rows.dtype.type(ranker.input_noise_)
+    block = noise.block(rows.shape, generator)
     if folded:
-        noise *= ranker._input_scaling.scale
-    rows += noise
+        block = block * ranker._input_scaling.scale
+    rows += block
     return rows
 
 

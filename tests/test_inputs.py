@@ -235,9 +235,9 @@ def test_input_noise_is_in_standardized_units(sparse, monkeypatch):
     seen = []
     original = _training._with_input_noise
 
-    def spy(ranker, rows, generator):
+    def spy(ranker, rows, noise, generator):
         clean = rows.toarray() if sp.issparse(rows) else rows.copy()
-        noisy = original(ranker, rows, generator)
+        noisy = original(ranker, rows, noise, generator)
         scale = ranker._input_scaling.scale if sparse else 1.0
         seen.append((noisy - clean) / scale)
         return noisy

@@ -131,3 +131,92 @@ def test_wide_sparse_noise_does_not_look_redundant():
     dense_block = X[:, :300].toarray()
     assert feature_redundancy(dense_block, np.arange(2000)) == pytest.approx(
         feature_redundancy(sp.csr_matrix(dense_block), np.arange(2000)), rel=1e-12)
+
+
+# The noise table: drawn once per fit, read at random offsets
+
+
+def test_noise_table_holds_normal_values_of_the_level():
+    level, n = 0.7, 40_000
+    for dtype in (np.float64, np.float32):
+        values = _noise.NoiseTable(level, n, dtype, seed=3).values
+        assert values.dtype == dtype and values.shape == (n,)
+        # Four standard errors: of the mean, level / sqrt(n); of the sample
+        # standard deviation, relatively 1 / sqrt(2 n).
+        assert abs(values.mean()) < 4 * level / np.sqrt(n)
+        assert abs(values.std() / level - 1) < 4 / np.sqrt(2 * n)
+    same = _noise.NoiseTable(level, n, np.float64, seed=3).values
+    np.testing.assert_array_equal(same, _noise.NoiseTable(level, n, np.float64, seed=3).values)
+    assert not np.array_equal(same, _noise.NoiseTable(level, n, np.float64, seed=4).values)
+
+
+def test_noise_table_blocks_are_read_only_slices_from_random_offsets():
+    table = _noise.NoiseTable(1.0, 1000, np.float64, seed=0)
+    starts = set()
+    for seed in range(20):
+        block = table.block((30, 10), np.random.default_rng(seed))
+        assert block.shape == (30, 10) and not block.flags.writeable
+        start = int(np.flatnonzero(table.values == block[0, 0])[0])
+        np.testing.assert_array_equal(block.ravel(), table.values[start : start + 300])
+        starts.add(start)
+    assert len(starts) > 15  # 701 possible offsets: a repeat is rare
+    whole = table.block((1000,), np.random.default_rng(0))
+    np.testing.assert_array_equal(whole, table.values)
+    with pytest.raises(RuntimeError, match="larger than the noise table"):
+        table.block((1001,), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_fit_reads_fresh_noise_for_every_block_from_a_table_of_a_few_blocks(Ranker, monkeypatch):
+    """Queries of unequal sizes and small row blocks (several per minibatch):
+    every block finds its noise in the table, the table holds
+    NOISE_TABLE_BLOCKS of the largest possible block, and the blocks read
+    different parts of it (their values are uncorrelated)."""
+    from sklearn_ranknet import _training
+
+    monkeypatch.setattr(_training, "BLOCK_WORK", 64)  # blocks of 1,024 rows
+    X, y, qid = make_ranking(60, n_features=6, n_informative=3, min_docs=40, max_docs=160, random_state=2)
+    tables, blocks = [], []
+    table_class, original_block = _noise.NoiseTable, _noise.NoiseTable.block
+
+    def record_table(*args, **kwargs):
+        tables.append(table_class(*args, **kwargs))
+        return tables[-1]
+
+    def record_block(self, shape, generator):
+        blocks.append(original_block(self, shape, generator))
+        return blocks[-1]
+
+    monkeypatch.setattr(_training, "NoiseTable", record_table)
+    monkeypatch.setattr(table_class, "block", record_block)
+    ranker = Ranker(hidden_layer_sizes=(4,), max_iter=3, batch_size=16, input_noise=0.5, random_state=0)
+    ranker.fit(X, y, groups=qid)
+    assert len(tables) == 1
+    # The table is sized by the block limit (1,024 rows) when a minibatch
+    # can exceed it, as these can.
+    n_inputs = blocks[0].shape[1]
+    assert np.sort(np.bincount(qid))[-16:].sum() > 1024
+    assert max(block.shape[0] for block in blocks) <= 1024
+    assert len(tables[0].values) == _noise.NOISE_TABLE_BLOCKS * 1024 * n_inputs
+    # Consecutive blocks side by side: an offset read twice would give a
+    # correlation of 1; independent values give about 1 / sqrt(m).
+    for first, second in zip(blocks, blocks[1:]):
+        m = min(first.size, second.size)
+        assert abs(np.corrcoef(first.ravel()[:m], second.ravel()[:m])[0, 1]) < 5 / np.sqrt(m)
+
+
+def test_a_one_step_partial_fit_draws_only_the_noise_it_uses(monkeypatch):
+    from sklearn_ranknet import _training
+
+    X, y, qid = make_ranking(10, n_features=4, n_informative=2, random_state=3)
+    sizes = []
+    table_class = _noise.NoiseTable
+
+    def record_table(level, size, dtype, seed):
+        sizes.append(size)
+        return table_class(level, size, dtype, seed)
+
+    monkeypatch.setattr(_training, "NoiseTable", record_table)
+    ranker = RankNetRanker(hidden_layer_sizes=(3,), batch_size=16, input_noise=0.5, random_state=0)
+    ranker.partial_fit(X, y, groups=qid)
+    assert sizes == [len(y) * ranker.coefs_[0].shape[0]]
