@@ -389,13 +389,13 @@ def pool_has_work(ranker, data):
     return len(_row_blocks(batch_rows, coefs)) >= 2 or batch_work >= _jit.SERIAL_BELOW_WORK
 
 
-def _step(ranker, train, positions, queries, offsets, n_threads, noise=None):
+def _step(ranker, train, positions, queries, offsets, n_threads, noise):
     """One optimizer step on a minibatch of whole queries.
 
     Rows are gathered from the caller's ``X`` and pushed through the network
     in fixed blocks, on ``n_threads`` threads: each block's forward pass, then
     the lambda kernel over the whole batch, then each block's backward pass.
-    ``noise`` is the fit's :func:`noise_table` (needed with input noise).
+    ``noise`` is the fit's :func:`noise_table` (None without input noise).
     """
     coefs, intercepts = ranker._network_params(train.X)
     activation, dropout = ranker.activation, ranker.dropout
