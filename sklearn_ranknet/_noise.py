@@ -70,8 +70,9 @@ def feature_redundancy(X, rows):
     With r_ij the Spearman correlation of features i and j over the rows,
     the redundancy is 1 + (p - 1) * mean(r_ij ** 2) over pairs i != j of the
     p non-constant features (at most ``REDUNDANCY_SAMPLE_FEATURES`` of them,
-    evenly spaced; the mean reduced by 1 / n_rows, its value for
-    independent features, so that a small sample does not look redundant).
+    evenly spaced; the mean reduced by 1 / (n_rows - 1), its expectation
+    for independent features, so that a small sample does not look
+    redundant).
     It is p / (effective rank) of the rank-correlation matrix: 1 for
     independent features, p when all are one feature in several monotone
     forms.
@@ -120,7 +121,9 @@ def feature_redundancy(X, rows):
     mean_square = ((correlation**2).sum() - np.trace(correlation**2)) / (m * (m - 1))
     # Over the chosen features, not all p: with thousands of sparse columns,
     # (p - 1) times the mean's sampling noise would be larger than the signal.
-    return float(1.0 + (m - 1) * max(mean_square - 1.0 / n_rows, 0.0))
+    # Under independence a Spearman correlation over n rows has mean 0 and
+    # variance exactly 1 / (n - 1).
+    return float(1.0 + (m - 1) * max(mean_square - 1.0 / (n_rows - 1), 0.0))
 
 
 def auto_input_noise(X, rows):

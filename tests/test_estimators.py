@@ -118,17 +118,22 @@ def test_ranknet_worked_example(params, seed):
     # The worked example is about a linear RankNet on the raw features,
     # trained to a tight tolerance, with a light penalty: the default alpha
     # is weighed against the sum of the query costs, and there is one query.
-    ranker = RankNetRanker(
-        hidden_layer_sizes=(), feature_scaling=None, tol=1e-4, alpha=1e-3, random_state=seed, **params
-    ).fit(
-        WORKED_X, WORKED_Y, groups=WORKED_Q
-    )
+    # No input noise: it would change the objective being minimized.
+    common = dict(hidden_layer_sizes=(), feature_scaling=None, tol=1e-4, alpha=1e-3, input_noise=0.0)
+    ranker = RankNetRanker(**common, random_state=seed, **params).fit(WORKED_X, WORKED_Y, groups=WORKED_Q)
     scores = ranker.predict(WORKED_X)
     assert np.all(np.diff(scores) < 0), scores  # doc1 > doc2 > doc3 > doc4
     w = ranker.coefs_[0][:, 0]
     assert w[0] > 0 and w[1] > 0 and w[2] < 0, w
     assert ranker.score(WORKED_X, WORKED_Y, groups=WORKED_Q) == 1.0
-    assert ranker.loss_curve_[-1] < 0.05 < ranker.loss_curve_[0]
+    # The penalized objective is convex here; L-BFGS finds its minimum to
+    # within its tolerance. loss_curve_ holds that objective, so no solver
+    # goes further below it than tol, and the stochastic ones close most of
+    # the gap from their start before tol stops them (they stop ~1.5x above
+    # it, where one epoch gains less than tol).
+    optimum = RankNetRanker(**common, solver="lbfgs").fit(WORKED_X, WORKED_Y, groups=WORKED_Q).loss_curve_[-1]
+    first, last = ranker.loss_curve_[0], ranker.loss_curve_[-1]
+    assert optimum - ranker.tol <= last < optimum + 0.1 * (first - optimum)
 
 
 # ----------------------------------------------------------------------------

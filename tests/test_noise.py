@@ -1,6 +1,8 @@
 """``input_noise="auto"``: the features' redundancy, against a slow reference,
 and where the rankers resolve it."""
 
+import itertools
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -18,15 +20,15 @@ RANKERS = [LambdaRankRanker, RankNetRanker, ListNetRanker]
 
 
 def slow_redundancy(X):
-    """1 + (p - 1) * (mean squared Spearman correlation over pairs - 1 / n),
-    pair by pair, on every row and every varying column."""
+    """1 + (p - 1) * (mean squared Spearman correlation over pairs
+    - 1 / (n - 1)), pair by pair, on every row and every varying column."""
     X = np.asarray(X, dtype=float)
     columns = [j for j in range(X.shape[1]) if X[:, j].max() > X[:, j].min()]
     n, p = X.shape[0], len(columns)
     if p < 2 or n < 3:
         return 1.0
     squares = [spearmanr(X[:, i], X[:, j])[0] ** 2 for i in columns for j in columns if i != j]
-    return 1.0 + (p - 1) * max(np.mean(squares) - 1.0 / n, 0.0)
+    return 1.0 + (p - 1) * max(np.mean(squares) - 1.0 / (n - 1), 0.0)
 
 
 def redundant(n_rows, n_latent, copies, spread, seed):
@@ -43,16 +45,31 @@ def test_redundancy_matches_the_pairwise_spearman_reference():
     assert feature_redundancy(X, np.arange(300)) == pytest.approx(slow_redundancy(X), rel=1e-12)
 
 
+@pytest.mark.parametrize("n_rows", [4, 5, 6])
+def test_redundancy_subtracts_the_null_mean_of_a_squared_rank_correlation(n_rows):
+    """Over every ordering of a second column against the first (all equally
+    likely when the two are independent), the squared Spearman correlation
+    averages exactly 1 / (n - 1), the amount the redundancy subtracts; on a
+    few rows that is far from 1 / n (a 4-row example looked redundant)."""
+    first = np.arange(n_rows, dtype=float)
+    orders = list(itertools.permutations(range(n_rows)))
+    squares = [spearmanr(first, order)[0] ** 2 for order in orders]
+    assert np.mean(squares) == pytest.approx(1 / (n_rows - 1), rel=1e-12)
+    for order in orders[:: max(len(orders) // 40, 1)]:
+        X = np.column_stack([first, order, np.square(order)])
+        assert feature_redundancy(X, np.arange(n_rows)) == pytest.approx(slow_redundancy(X), rel=1e-12)
+
+
 def test_redundancy_is_one_for_independent_features_and_p_for_copies():
     rng = np.random.default_rng(1)
-    # Independent columns: the mean squared correlation is 1/n on average,
+    # Independent columns: the mean squared correlation is 1/(n-1) on average,
     # with a standard deviation of about sqrt(2)/n/sqrt(pairs), here ~1.4e-5;
     # times (p - 1) = 19 that is < 3e-4, so 0.01 is over 30 of them.
     assert feature_redundancy(rng.normal(size=(2000, 20)), np.arange(2000)) == pytest.approx(1.0, abs=0.01)
     # Monotone transforms of one column order the rows alike: r = 1.
     z = rng.normal(size=500)
     copies = np.column_stack([z, np.exp(z), z**3, np.arctan(z)])
-    assert feature_redundancy(copies, np.arange(500)) == pytest.approx(1 + 3 * (1 - 1 / 500), rel=1e-12)
+    assert feature_redundancy(copies, np.arange(500)) == pytest.approx(1 + 3 * (1 - 1 / 499), rel=1e-12)
 
 
 def test_redundancy_reads_only_the_given_rows_and_sparse_equals_dense():
