@@ -43,7 +43,7 @@ AUTO_NOISE_REDUNDANCY = (1.5, 2.5)
 REDUNDANCY_SAMPLE_ROWS = 2_000
 REDUNDANCY_SAMPLE_FEATURES = 400
 #: A fit's :class:`NoiseTable` holds the noise of this many of its largest
-#: row blocks (or of every row it trains on, if that is less).
+#: row blocks (fewer when it runs fewer steps).
 NOISE_TABLE_BLOCKS = 4
 #: Values read at a time while looking for the features that vary.
 REDUNDANCY_BLOCK_VALUES = 2**17

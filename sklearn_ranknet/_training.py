@@ -349,13 +349,19 @@ def _block_row_limit(coefs):
 def noise_table(ranker, train, batch_size, n_steps):
     """The :class:`~._noise.NoiseTable` for ``n_steps`` minibatches of
     ``batch_size`` queries of ``train``, or None without input noise. Drawn
-    here, on the calling thread, from the ranker's random state."""
+    here, on the calling thread, from the ranker's random state.
+
+    It holds ``NOISE_TABLE_BLOCKS`` of the largest possible row block, so
+    that every block reads from one of many offsets, even when one block is
+    a whole epoch (a table of one block would give every epoch the same
+    noise); fewer for a call of fewer steps, which then draws no more than
+    it uses."""
     if not ranker.input_noise_:
         return None
     coefs, _ = ranker._network_params(train.X)
     largest_batch = int(np.sort(np.diff(train.offsets))[::-1][:batch_size].sum())
     block_rows = min(largest_batch, _block_row_limit(coefs))
-    rows = min(min(NOISE_TABLE_BLOCKS, n_steps) * block_rows, len(train.rows))
+    rows = min(NOISE_TABLE_BLOCKS, n_steps) * block_rows
     seed = ranker._random_state.randint(2**31)
     return NoiseTable(ranker.input_noise_, rows * coefs[0].shape[0], coefs[0].dtype, seed)
 

@@ -237,3 +237,27 @@ def test_a_one_step_partial_fit_draws_only_the_noise_it_uses(monkeypatch):
     ranker = RankNetRanker(hidden_layer_sizes=(3,), batch_size=16, input_noise=0.5, random_state=0)
     ranker.partial_fit(X, y, groups=qid)
     assert sizes == [len(y) * ranker.coefs_[0].shape[0]]
+
+
+def test_one_minibatch_per_epoch_still_gets_new_noise_every_epoch(monkeypatch):
+    """With every query in one minibatch, a block is a whole epoch; the
+    table is still several blocks long, so the epochs read different
+    offsets instead of adding the same noise every time."""
+    from sklearn_ranknet import _training
+
+    X, y, qid = make_ranking(10, n_features=4, n_informative=2, random_state=3)
+    blocks = []
+    original_block = _noise.NoiseTable.block
+
+    def record_block(self, shape, generator):
+        blocks.append(original_block(self, shape, generator))
+        return blocks[-1]
+
+    monkeypatch.setattr(_noise.NoiseTable, "block", record_block)
+    RankNetRanker(hidden_layer_sizes=(3,), batch_size=16, input_noise=0.5, max_iter=4, random_state=0).fit(
+        X, y, groups=qid
+    )
+    assert len(blocks) == 4 and all(block.shape[0] == len(y) for block in blocks)
+    m = blocks[0].size
+    for first, second in zip(blocks, blocks[1:]):
+        assert abs(np.corrcoef(first.ravel(), second.ravel())[0, 1]) < 5 / np.sqrt(m)
