@@ -44,7 +44,7 @@ REDUNDANCY_SAMPLE_ROWS = 2_000
 REDUNDANCY_SAMPLE_FEATURES = 400
 #: A fit's :class:`NoiseTable` holds the noise of this many of its largest
 #: row blocks (fewer when it runs fewer steps).
-NOISE_TABLE_BLOCKS = 4
+NOISE_TABLE_BLOCKS = 2
 #: Values read at a time while looking for the features that vary.
 REDUNDANCY_BLOCK_VALUES = 2**17
 
