@@ -42,11 +42,11 @@ AUTO_NOISE_REDUNDANCY = (1.5, 2.5)
 #: features; this bounds its cost (~0.1 s) whatever the shape of X.
 REDUNDANCY_SAMPLE_ROWS = 2_000
 REDUNDANCY_SAMPLE_FEATURES = 400
+#: Values read at a time while looking for the features that vary.
+REDUNDANCY_BLOCK_VALUES = 2**17
 #: A fit's :class:`NoiseTable` holds the noise of this many of its largest
 #: row blocks (fewer when it runs fewer steps).
 NOISE_TABLE_BLOCKS = 2
-#: Values read at a time while looking for the features that vary.
-REDUNDANCY_BLOCK_VALUES = 2**17
 
 
 def _sample_columns(X, rows):
