@@ -34,10 +34,10 @@ from sklearn.utils.validation import (
 )
 
 from ._base import score_by_query
-from ._groups import group_rows, query_of_row
+from ._groups import group_rows, query_of_row, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._query_column import (
-    QUERY_COLUMN_CONSTRAINT, features_and_groups, query_column_of, split_query_column,
+    QUERY_COLUMN_CONSTRAINT, features_and_groups, query_column_of, query_ids_in, split_query_column,
 )
 
 _MAX_SEED = np.iinfo(np.int32).max
@@ -82,8 +82,10 @@ class BaggingRanker(BaseEstimator):
         or a position), as the rankers' ``query_column``: ``fit``,
         ``predict`` and ``score`` read the ids from it and drop it, and the
         members get the remaining features with the ids as ``groups``. Set it
-        here, not on ``estimator``. Lets scikit-learn's tools work with
-        metadata routing off.
+        here or on ``estimator``, not both: only here with
+        ``bootstrap=True`` (the members must get the sample's query ids),
+        only on ``estimator`` (by position) for the ONNX export. Lets
+        scikit-learn's tools work with metadata routing off.
 
     Attributes
     ----------
@@ -193,7 +195,7 @@ class BaggingRanker(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Weight of each row (constant within a query), passed on to the
             members' ``fit``; bootstrap samples take the weights of their
-            rows.
+            rows, and never draw a query of weight 0.
 
         Returns
         -------
@@ -226,14 +228,30 @@ class BaggingRanker(BaseEstimator):
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
         fit_params = self._member_fit_params(template, groups, sample_weight)
+        if self.bootstrap and query_column_of(template) is not None:
+            # A member would read the original ids from its column, not the
+            # sample's (where a query drawn twice is two queries).
+            raise ValueError(
+                "bootstrap=True draws whole queries, so BaggingRanker must hand its "
+                "members the query ids of their sample, but the estimator reads them "
+                f"from X (query_column={query_column_of(template)!r}). Set query_column "
+                "on the BaggingRanker instead of on its estimator."
+            )
         # The bootstrap needs the queries whether or not members receive them.
         query_groups = group_rows(groups, n_samples) if self.bootstrap and groups is not None else None
+        drawable = None
+        if query_groups is not None:
+            # A query the members weigh 0 adds nothing to their fit: never
+            # draw it, or a sample might hold nothing else.
+            weights = query_weights(query_groups, fit_params.get("sample_weight"))
+            drawable = np.arange(query_groups.n_queries) if weights is None else np.flatnonzero(weights)
 
         rng = check_random_state(self.random_state)
         # All seeds are drawn before dispatch: members do not depend on n_jobs.
         seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
         members = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_fit_member)(template, seed, X, y, fit_params, query_groups) for seed in seeds
+            delayed(_fit_member)(template, seed, X, y, fit_params, query_groups, drawable)
+            for seed in seeds
         )
         self.estimator_ = template
         self.estimators_ = members
@@ -310,6 +328,8 @@ class BaggingRanker(BaseEstimator):
             when they have none); tied scores averaged.
         """
         check_is_fitted(self, "estimators_")
+        if groups is None and self.query_column is None:
+            groups = query_ids_in(self, X)  # the members' query column, if any
         return score_by_query(self, X, y, groups, sample_weight, _gain_of(self.estimators_[0]))
 
     def get_metadata_routing(self):
@@ -340,15 +360,15 @@ class BaggingRanker(BaseEstimator):
         return tags
 
 
-def _fit_member(template, seed, X, y, fit_params, query_groups):
+def _fit_member(template, seed, X, y, fit_params, query_groups, drawable):
     """Clone, seed and fit one member; with ``query_groups``, on a bootstrap
-    sample of whole queries."""
+    sample of whole queries: as many draws as there are ``drawable`` query
+    positions, with replacement."""
     rng = np.random.RandomState(seed)
     member = clone(template)
     _set_random_states(member, rng)
     if query_groups is not None:
-        n_queries = query_groups.n_queries
-        drawn = rng.randint(n_queries, size=n_queries)
+        drawn = drawable[rng.randint(len(drawable), size=len(drawable))]
         rows, offsets = query_groups.rows_of(drawn)
         fit_params = {
             name: _safe_indexing(value, rows) if _is_per_row(value, len(y)) else value

@@ -147,6 +147,15 @@ class InputScaling:
         :func:`merge_moments`), in ``dtype``."""
         count, mean, squares = moments
         scale = np.sqrt(squares / max(count, 1))
+        overflowed = ~(np.isfinite(mean) & np.isfinite(scale))
+        if overflowed.any():
+            # Values beyond ~1e154 square to inf (only raw features can).
+            raise ValueError(
+                f"feature_scaling={kind!r} cannot standardize feature "
+                f"{int(np.flatnonzero(overflowed)[0])}: its mean or variance overflows "
+                'float64. Use feature_scaling="piecewise" (quantile bins) or "log1p", '
+                "or rescale the feature."
+            )
         # Constant features are only centred, as StandardScaler does: a
         # spread within the rounding of count additions of the mean is 0.
         scale[scale <= max(count, 1) * np.finfo(np.float64).eps * np.abs(mean)] = 1.0

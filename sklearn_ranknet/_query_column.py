@@ -128,8 +128,9 @@ def merge_groups(groups, query_ids, query_column):
 def query_column_of(estimator):
     """The ``query_column`` an estimator reads its query ids from, or None.
 
-    Looks through a Pipeline to its last step and through a fitted search
-    (``best_estimator_``), so a scorer finds the ids in the X it is given.
+    Looks through a Pipeline to its last step, through a fitted search
+    (``best_estimator_``) and through a fitted BaggingRanker to its members,
+    so a scorer finds the ids in the X it is given.
     """
     return _reader_of(estimator, None)[0]
 
@@ -154,6 +155,9 @@ def _reader_of(estimator, X):
             estimator = estimator.steps[-1][1]
         elif hasattr(estimator, "best_estimator_"):
             estimator = estimator.best_estimator_
+        elif getattr(estimator, "estimators_", None) and hasattr(estimator, "query_column"):
+            # A fitted BaggingRanker: its members read the same column.
+            estimator = estimator.estimators_[0]
         else:
             break
     return None, X, transformed

@@ -1,9 +1,9 @@
 """The rank of every row within its query, from pointwise scores."""
 
 import numpy as np
-from sklearn.utils import column_or_1d
 
 from ._groups import group_rows, query_of_row
+from ._validation import float_column
 
 __all__ = ["rank_within_groups"]
 
@@ -76,7 +76,7 @@ def rank_within_groups(scores, groups):
     1      7  d2    1.5     1
     3      7  d4    0.9     2
     """
-    scores = column_or_1d(scores, dtype=np.float64, input_name="scores")
+    scores = float_column(scores, "scores")
     n_samples = len(scores)
     nan = np.isnan(scores)
     if nan.any():

@@ -543,10 +543,12 @@ def fit_lbfgs(ranker, data):
 
 def _check_finite(ranker):
     if not all(np.isfinite(p).all() for p in ranker.coefs_ + ranker.intercepts_):
-        raise ValueError(
-            "Training produced non-finite weights. Lower learning_rate_init, or let "
-            'the ranker scale the features (feature_scaling="standard" or "log1p").'
+        remedy = (
+            'or let the ranker scale the features (feature_scaling="piecewise" or "log1p")'
+            if getattr(ranker, "feature_scaling", None) is None
+            else "or check the features and labels for extreme values"
         )
+        raise ValueError(f"Training produced non-finite weights. Lower learning_rate_init, {remedy}.")
 
 
 def _report(ranker, started, early_stopping):

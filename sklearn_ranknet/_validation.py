@@ -1,6 +1,7 @@
 """Checks on relevance labels shared by the metrics and the estimators."""
 
 import numpy as np
+from sklearn.utils import column_or_1d
 
 MAX_EXPONENTIAL_LABEL = 30
 
@@ -8,10 +9,14 @@ MAX_EXPONENTIAL_LABEL = 30
 LINEAR_GAIN_REMEDY = 'Use gain="linear" or rescale the labels.'
 
 
-def check_relevance_labels(y, *, exponential_gain, input_name="y_true", remedy=LINEAR_GAIN_REMEDY):
+def check_relevance_labels(
+    y, *, exponential_gain, as_gains=True, input_name="y_true", remedy=LINEAR_GAIN_REMEDY
+):
     """Raise ValueError unless every label is >= 0 (and <= 30 when the gain
-    is exponential). ``y`` is a finite float array, already validated;
-    ``remedy`` ends the message about labels above 30."""
+    is exponential; with ``as_gains``, the labels become NDCG gains, no
+    positive label below the smallest normal float). ``y`` is a finite
+    float array, already validated; ``remedy`` ends the message about
+    labels above 30."""
     if len(y) == 0:
         return
     lowest = y.min()
@@ -19,6 +24,15 @@ def check_relevance_labels(y, *, exponential_gain, input_name="y_true", remedy=L
         raise ValueError(
             f"{input_name} holds negative relevance labels (smallest {lowest:g}); "
             "labels must be >= 0."
+        )
+    smallest_positive = np.min(y, where=y > 0, initial=np.inf)
+    if as_gains and smallest_positive < np.finfo(np.float64).tiny:
+        # Gains, DCGs and their reciprocals would lose their precision or
+        # overflow: NDCG would be a wrong number, training would blow up.
+        raise ValueError(
+            f"{input_name} holds positive labels as small as {smallest_positive:g}, "
+            f"below the smallest normal float ({np.finfo(np.float64).tiny:g}), where "
+            "gains lose their precision. Rescale the labels."
         )
     highest = y.max()
     if highest > np.finfo(np.float64).max / len(y):
@@ -44,3 +58,14 @@ def label_remedy(estimator):
         "stopping), so rescale the labels (e.g. ranks or bins 0..4), or use "
         'LambdaRankRanker or ListNetRanker with gain="linear".'
     )
+
+
+def float_column(values, input_name):
+    """``values`` as a 1-d float64 array (a single column is accepted), as
+    scikit-learn's ``column_or_1d``, whose error names every input "y"."""
+    shape = np.shape(values)
+    if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
+        raise ValueError(
+            f"{input_name} must be 1-d, one value per row; got an array of shape {shape}."
+        )
+    return column_or_1d(values, dtype=np.float64, input_name=input_name)

@@ -207,10 +207,16 @@ def _zipped(*, X=None, y=None, groups=None, sample_weight=None, y_score=None, qu
     known = {name: c.chunks[0] for name, c in given.items()
              if isinstance(c, da.Array) and not np.isnan(c.shape[0])}
     if len(set(known.values())) > 1:
-        listed = "; ".join(f"{name} {chunks[:3]}" for name, chunks in known.items())
+        (first_name, first), *others = known.items()
+        name, chunks = next((name, chunks) for name, chunks in others if chunks != first)
+        at = next((i for i, (a, b) in enumerate(zip(first, chunks)) if a != b), min(len(first), len(chunks)))
+        shown = {n: f"{c[at]} rows" if at < len(c) else "none" for n, c in ((first_name, first), (name, chunks))}
         raise ValueError(
-            "The inputs must have matching partitions, but their row chunks differ "
-            f"({listed}). Rechunk them alike (e.g. b = b.rechunk(a.chunks[0]))."
+            "The inputs must have matching partitions, but their row chunks differ: "
+            f"{first_name} has {len(first)} chunks of {sum(first)} rows in all, {name} "
+            f"{len(chunks)} chunks of {sum(chunks)} rows; chunk {at} holds "
+            f"{shown[first_name]} in {first_name} and {shown[name]} in {name}. "
+            "Rechunk them alike (e.g. b = b.rechunk(a.chunks[0]))."
         )
     meta_features = None
     dtype = np.float64

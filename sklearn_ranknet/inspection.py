@@ -139,7 +139,8 @@ def permutation_importance(
         time on large data: an int is a number of queries, a float in
         (0, 1] a fraction of them (at least one query). A new subset is
         drawn for each repeat, shared by all features, and the baseline is
-        scored on that same subset. ``None`` uses every query. (Unlike
+        scored on that same subset; queries of weight 0 in ``sample_weight``
+        are neither drawn nor counted. ``None`` uses every query. (Unlike
         scikit-learn's ``max_samples`` it counts queries: a query is scored
         whole or not at all.)
 
@@ -282,16 +283,17 @@ def permutation_importance(
     query_groups = group_rows(groups, n_samples)
     if groups is None:
         groups = np.zeros(n_samples, dtype=np.int64)
+    weights = None
     if sample_weight is not None:
         sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-        query_weights(query_groups, sample_weight)  # one weight per query
+        weights = query_weights(query_groups, sample_weight)
     scorer = _check_scoring(scoring)
 
     # Draw everything from random_state here, in a fixed order, so that the
     # result does not depend on n_jobs: the query subsets (if any), then one
     # seed per feature for that feature's permutations.
     rng = check_random_state(random_state)
-    subsets = _draw_query_subsets(query_groups, max_queries, n_repeats, rng)
+    subsets = _draw_query_subsets(query_groups, max_queries, n_repeats, rng, weights)
     seeds = rng.randint(np.iinfo(np.int32).max + 1, size=n_features)
     if subsets is None:
         views = [_View(X, y, groups, sample_weight, query_groups)]
@@ -409,20 +411,29 @@ def _check_features(X):
     return check_array(X, accept_sparse=True, dtype=None, ensure_all_finite="allow-nan")
 
 
-def _draw_query_subsets(query_groups, max_queries, n_repeats, rng):
-    """Sorted query positions for each repeat, or None for all queries."""
-    n_queries = query_groups.n_queries
+def _draw_query_subsets(query_groups, max_queries, n_repeats, rng, weights=None):
+    """Sorted query positions for each repeat, or None for all queries.
+
+    Queries of weight 0 count for nothing in a weighted score, so they are
+    neither drawn nor counted (a subset of them alone could not be scored).
+    """
+    candidates = np.arange(query_groups.n_queries) if weights is None else np.flatnonzero(weights)
+    n_candidates = len(candidates)
+    of_what = "queries in groups" if weights is None else "queries of nonzero weight"
     if max_queries is None:
         return None
     if isinstance(max_queries, Real) and not isinstance(max_queries, Integral):
-        n_drawn = max(1, int(max_queries * n_queries))
-    elif max_queries > n_queries:
-        raise ValueError(f"max_queries={max_queries} is more than the {n_queries} queries in groups.")
+        n_drawn = max(1, int(max_queries * n_candidates))
+    elif max_queries > n_candidates:
+        raise ValueError(f"max_queries={max_queries} is more than the {n_candidates} {of_what}.")
     else:
         n_drawn = int(max_queries)
-    if n_drawn == n_queries:
+    if n_drawn == n_candidates:
         return None
-    return [np.sort(rng.choice(n_queries, size=n_drawn, replace=False)) for _ in range(n_repeats)]
+    return [
+        np.sort(candidates[rng.choice(n_candidates, size=n_drawn, replace=False)])
+        for _ in range(n_repeats)
+    ]
 
 
 def _subset(X, y, groups, sample_weight, query_groups, queries):

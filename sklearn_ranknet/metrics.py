@@ -21,7 +21,8 @@ Conventions
   precision at each relevant rank up to k and divides by ``min(k, R)``, where
   R is the number of relevant documents of the query.
 - ``k=None`` means the whole list.
-- Labels must be finite and >= 0; with exponential gain they must be <= 30
+- Labels must be finite and >= 0 (a positive label no smaller than the
+  smallest normal float, 2.2e-308); with exponential gain they must be <= 30
   (LightGBM's limit: ``2**label`` would swamp every other grade).
 """
 
@@ -31,14 +32,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn import config_context
 from sklearn.metrics._scorer import _Scorer  # what make_scorer builds
-from sklearn.utils import assert_all_finite, column_or_1d
+from sklearn.utils import assert_all_finite
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from . import _kernels
 from ._groups import group_rows, query_weights
 from ._jit import as_kernel_array, effective_n_jobs, over_queries
 from ._query_column import query_ids_in
-from ._validation import check_relevance_labels
+from ._validation import check_relevance_labels, float_column
 
 __all__ = [
     "ndcg_score",
@@ -172,7 +173,7 @@ def ap_per_query(
 def _ap_values(y_true, y_score, groups, k, ignore_ties):
     """AP@k of every query and which queries have no relevant document."""
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
-    check_relevance_labels(y_true, exponential_gain=False)
+    check_relevance_labels(y_true, exponential_gain=False, as_gains=False)  # relevant: > 0
     longest = int(query_groups.sizes.max())
     values, empty = _per_query(
         _kernels.ap_chunk, query_groups, y_true, y_score, _cap(k, longest), ignore_ties
@@ -346,8 +347,8 @@ def map_score(
 
 
 def _check_targets(y_true, y_score, groups):
-    y_true = column_or_1d(y_true, dtype=np.float64, input_name="y_true")
-    y_score = column_or_1d(y_score, dtype=np.float64, input_name="y_score")
+    y_true = float_column(y_true, "y_true")
+    y_score = float_column(y_score, "y_score")
     if len(y_true) != len(y_score):
         raise ValueError(
             f"y_true has {len(y_true)} rows but y_score has {len(y_score)}; "

@@ -191,6 +191,26 @@ def test_bootstrap_draws_whole_queries_and_copies_are_distinct_queries():
     assert len(set(draws)) > 1, "members must get different samples"
 
 
+def test_bootstrap_never_draws_a_query_of_weight_zero():
+    # Such a query adds nothing to a member's fit; drawn alone it used to
+    # fail the member ("sample_weight is zero for every query").
+    X, y, qid, sample_weight = _traceable(n_queries=10)
+    kept = np.unique(qid)[[2, 7]]
+    sample_weight = np.where(np.isin(qid, kept), sample_weight, 0.0)
+    bag = BaggingRanker(Recorder(), n_estimators=6, bootstrap=True, random_state=0)
+    bag.fit(X, y, groups=qid, sample_weight=sample_weight)
+    for member in bag.estimators_:
+        assert (member.sample_weight_ > 0).all()
+        assert set(qid[member.rows_]) <= set(kept)
+        assert len(np.unique(member.groups_)) == len(kept)  # as many draws as weighted queries
+    X, y, qid = _small()
+    only_first = (qid == qid[0]).astype(float)
+    for seed in range(5):
+        BaggingRanker(_ranker(), n_estimators=3, bootstrap=True, random_state=seed).fit(
+            X, y, groups=qid, sample_weight=only_first
+        )
+
+
 def test_bootstrap_copies_never_share_a_query_id():
     """What a member's fit receives: no query holds a row twice (a copy is
     a query of its own), and each query's rows are next to each other."""

@@ -977,6 +977,14 @@ def _bad_data_cases():
     case("y_31_exponential", y_=y_31, match=r"labels up to 31.*at most 30.*gain=\"linear\"")
     # RankNet has no gain parameter: the advice must be one it can follow.
     case("y_31_ranknet", y_=y_31, cls=RankNetRanker, match=r"at most 30\. RankNetRanker scores.*rescale")
+    # Linear gains of subnormal labels lose their precision: 1 / ideal DCG
+    # overflowed and training "produced non-finite weights".
+    tiny_labels = (y > 0) * 1e-320
+    for cls in (LambdaRankRanker, ListNetRanker):
+        case(f"y_subnormal_{cls.__name__}", y_=tiny_labels, cls=cls, params={"gain": "linear"},
+             match="positive labels as small as 9.99989e-321, below the smallest normal float")
+    case("X_beyond_1e154_standardized", X_=X * 1e160, params={"feature_scaling": "standard"},
+         match=r"cannot standardize feature 0: its mean or variance overflows.*piecewise")
     case("y_2d", y_=np.c_[y, y], match="1d array")
     case("y_too_short", y_=y[:-1], match="inconsistent numbers of samples")
     case("X_empty", X_=X[:0], y_=y[:0], qid_=qid[:0], match="0 sample")
@@ -1000,8 +1008,12 @@ def test_bad_data_raises_a_clear_value_error(name):
 def _diverging_fit(X, y, qid):
     # A step of 1e300 on features ~1e6 overflows the weights in one epoch.
     ranker = LambdaRankRanker(solver="sgd", learning_rate_init=1e300, max_iter=3, random_state=0, **FAST)
-    with pytest.raises(ValueError, match="non-finite weights.*learning_rate_init.*feature_scaling"):
+    with pytest.raises(ValueError, match="non-finite weights.*learning_rate_init.*extreme values"):
         ranker.fit(X * 1e6, y, groups=qid)
+    # Unscaled features: the advice is to let the ranker scale them.
+    unscaled = clone(ranker).set_params(feature_scaling=None)
+    with pytest.raises(ValueError, match='non-finite weights.*feature_scaling="piecewise"'):
+        unscaled.fit(X * 1e6, y, groups=qid)
     return ranker
 
 

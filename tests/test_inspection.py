@@ -77,8 +77,16 @@ def reference_importances(
     rng = check_random_state(random_state)
     ids = sorted(set(groups))
     subsets = None
-    if max_queries is not None and max_queries < len(ids):
-        subsets = [np.sort(rng.choice(len(ids), size=max_queries, replace=False)) for _ in range(n_repeats)]
+    # Queries of weight 0 count for nothing: never drawn.
+    candidates = [
+        q for q, query in enumerate(ids)
+        if sample_weight is None or sample_weight[groups.index(query)] > 0
+    ]
+    if max_queries is not None and max_queries < len(candidates):
+        subsets = [
+            sorted(candidates[i] for i in rng.choice(len(candidates), size=max_queries, replace=False))
+            for _ in range(n_repeats)
+        ]
     seeds = rng.randint(np.iinfo(np.int32).max + 1, size=n_features)
 
     def rows_for(repeat):
@@ -135,6 +143,24 @@ def test_matches_the_reference_with_query_subsets_and_weights():
         model, X, y, qid, n_repeats=3, random_state=7, max_queries=6, sample_weight=weights
     )
     np.testing.assert_array_equal(result.importances, expected)
+
+
+def test_query_subsets_skip_queries_of_weight_zero():
+    # A subset of zero-weight queries alone cannot be scored; they used to
+    # be drawn ("sample_weight is zero for every query", by chance).
+    X, y, qid, model = _interleaved(n_queries=15, seed=1)
+    ids = np.unique(qid)
+    weights = np.where(np.isin(qid, ids[[1, 4, 8, 11]]), 2.0, 0.0)
+    for seed in range(5):
+        result = permutation_importance(
+            model, X, y, groups=qid, n_repeats=2, max_queries=2, sample_weight=weights, random_state=seed
+        )
+        expected = reference_importances(
+            model, X, y, qid, n_repeats=2, random_state=seed, max_queries=2, sample_weight=weights
+        )
+        np.testing.assert_array_equal(result.importances, expected)
+    with pytest.raises(ValueError, match="max_queries=5 is more than the 4 queries of nonzero weight"):
+        permutation_importance(model, X, y, groups=qid, max_queries=5, sample_weight=weights)
 
 
 def test_max_queries_as_a_fraction_and_all_queries():

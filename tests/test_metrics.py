@@ -16,6 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import ndcg_score as sklearn_ndcg_score
 
+from sklearn_ranknet import rank_within_groups
 from sklearn_ranknet.metrics import ap_per_query, map_score, ndcg_per_query, ndcg_score
 from tests import _reference as ref
 
@@ -586,6 +587,41 @@ def test_labels_above_30_need_linear_gain(func):
         assert np.all(np.isfinite(values)) and np.all((0 < values) & (values <= 1))
     # MAP has no gain, so it takes any label: relevant at ranks 1 and 3
     assert map_score([31, 0, 1], S) == pytest.approx((1 + 2 / 3) / 2, abs=TOL)
+
+
+def _values(result):
+    """The value(s) of a mean (a float) or a per-query function ((ids, values))."""
+    return np.atleast_1d(result if np.isscalar(result) else result[1])
+
+
+@pytest.mark.parametrize("func", NDCG_FUNCTIONS)
+@pytest.mark.parametrize("gain", ["linear", "exponential"])
+def test_subnormal_labels_are_refused_as_gains(func, gain):
+    # 5e-324 as a linear gain: the ideal DCG loses its digits and NDCG came
+    # out as 1.0 where ~0.96 is right.
+    with pytest.raises(ValueError, match="as small as 4.94066e-324, below the smallest normal"):
+        func([5e-324, 0, 5e-324], S, gain=gain)
+    tiny = np.finfo(np.float64).tiny  # the smallest label allowed: exact gains
+    np.testing.assert_allclose(
+        _values(func([tiny, 0, 2 * tiny], S, gain="linear")),
+        _values(func([1, 0, 2], S, gain="linear")), rtol=1e-12,
+    )
+    # MAP only asks whether a label is > 0
+    assert map_score([5e-324, 0, 5e-324], S) == map_score([1, 0, 1], S)
+
+
+@pytest.mark.parametrize("func", [*ALL_FUNCTIONS, rank_within_groups])
+def test_two_column_input_is_named_in_the_error(func):
+    two_columns = np.c_[S, S]
+    if func is rank_within_groups:
+        with pytest.raises(ValueError, match=r"scores must be 1-d.*shape \(3, 2\)"):
+            func(two_columns, [1, 1, 1])
+        return
+    with pytest.raises(ValueError, match=r"y_score must be 1-d.*shape \(3, 2\)"):
+        func(Y, two_columns)
+    with pytest.raises(ValueError, match=r"y_true must be 1-d"):
+        func(np.c_[Y, Y], S)
+    np.testing.assert_array_equal(_values(func(np.c_[Y], np.c_[S])), _values(func(Y, S)))  # one column is fine
 
 
 @pytest.mark.parametrize("func", ALL_FUNCTIONS)

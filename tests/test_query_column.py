@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 import sklearn
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate, learning_curve
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -281,6 +282,29 @@ def test_without_ids_scorers_and_score_name_both_fixes():
         with pytest.raises(ValueError, match="query_column"), warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             cross_validate(LambdaRankRanker(**FAST), X, y, groups=qid, cv=GroupKFold(3), error_score="raise")
+
+
+def test_bagging_members_with_the_query_column():
+    # The members read the ids (what the ONNX export supports): fit, predict,
+    # score and the scorers work with routing off; bootstrap cannot (the
+    # members would read the original ids, not the sample's) and says so.
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    bag = BaggingRanker(LambdaRankRanker(query_column=0, **FAST), n_estimators=2, random_state=0)
+    bag.fit(with_column, y)
+    reference = BaggingRanker(LambdaRankRanker(**FAST), n_estimators=2, random_state=0).fit(X, y, groups=qid)
+    assert_same_training(bag.predict(with_column), reference.predict(X))
+    expected = reference.score(X, y, groups=qid)
+    assert bag.score(with_column, y) == pytest.approx(expected, abs=NDCG_ATOL)
+    assert bag.score(with_column, y, groups=qid) == pytest.approx(expected, abs=NDCG_ATOL)
+    with sklearn.config_context(enable_metadata_routing=False):
+        assert ndcg_scorer(10)(bag, with_column, y) == pytest.approx(expected, abs=NDCG_ATOL)
+        result = cross_validate(bag, with_column, y, cv=GroupKFold(3), groups=qid, error_score="raise")
+    assert np.isfinite(result["test_score"]).all()
+    bootstrapped = clone(bag).set_params(bootstrap=True)
+    for groups in (None, qid):
+        with pytest.raises(ValueError, match="bootstrap=True.*query_column=0.*on the BaggingRanker"):
+            bootstrapped.fit(with_column, y, groups=groups)
 
 
 @pytest.mark.parametrize("metric", [ndcg_score, map_score])
