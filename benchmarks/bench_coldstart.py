@@ -2,8 +2,9 @@
 
 A fresh Python process with an EMPTY Numba cache (``NUMBA_CACHE_DIR`` set to a new temporary
 directory) imports the package, makes ``make_ranking(n_queries=30)``, fits
-``RankNetRanker(max_iter=2)`` and ``LambdaRankRanker(max_iter=2)`` and computes
-``ndcg_score`` and ``map_score``, timing each step; then a second fresh process does the same
+``RankNetRanker(max_iter=2)``, ``LambdaRankRanker(max_iter=2)`` and
+``ListNetRanker(max_iter=2)`` (ListNet since 2026-11-26; the figures before left it out) and
+computes ``ndcg_score`` and ``map_score``, timing each step; then a second fresh process does the same
 with the cache the first one filled (warm cache: a user's second process). Compilation = cold
 minus warm, step by step and in total; the median of 3 such pairs (``--quick``: 1), each with
 its own empty directory (a pair is measured again when the package's source files change
@@ -16,7 +17,8 @@ import tempfile
 
 from ._harness import ROOT
 
-STEPS = ("import", "make_ranking", "RankNetRanker fit", "LambdaRankRanker fit", "metrics")
+STEPS = ("import", "make_ranking", "RankNetRanker fit", "LambdaRankRanker fit", "ListNetRanker fit",
+         "metrics")
 TARGET_S = 5.0
 
 
@@ -26,7 +28,7 @@ def first_use():
     import warnings
 
     t = {"start": time.perf_counter()}
-    from sklearn_ranknet import LambdaRankRanker, RankNetRanker
+    from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
     from sklearn_ranknet.datasets import make_ranking
     from sklearn_ranknet.metrics import map_score, ndcg_score
 
@@ -38,6 +40,8 @@ def first_use():
     t["RankNetRanker fit"] = time.perf_counter()
     model = LambdaRankRanker(max_iter=2, random_state=0).fit(X, y, groups=q)
     t["LambdaRankRanker fit"] = time.perf_counter()
+    ListNetRanker(max_iter=2, random_state=0).fit(X, y, groups=q)
+    t["ListNetRanker fit"] = time.perf_counter()
     s = model.predict(X)
     ndcg_score(y, s, groups=q, k=10), map_score(y, s, groups=q)
     t["metrics"] = time.perf_counter()
@@ -85,9 +89,9 @@ def run(h):
     def draw(ax):
         for x, state in enumerate(("cold", "warm")):
             left = 0.0
-            for step, color in zip(STEPS, ("C0", "C1", "C2", "C3", "C4")):
+            for i, step in enumerate(STEPS):
                 width = next(r[f"{state}_s"] for r in rows if r["step"] == step) or 0.0
-                ax.barh(state + " cache", width, left=left, color=color, label=step if x == 0 else None)
+                ax.barh(state + " cache", width, left=left, color=f"C{i}", label=step if x == 0 else None)
                 left += width
         ax.set(xlabel="seconds in a new process")
         ax.legend(fontsize=7)
