@@ -485,6 +485,19 @@ class BaseRanker(BaseEstimator):
             return self.n_iter_no_change
         return AUTO_PATIENCE if n_rows < AUTO_PATIENCE_LARGE_ROWS else AUTO_PATIENCE_LARGE
 
+    #: ``alpha="auto"`` as (below, from) ``AUTO_EARLY_STOPPING_ROWS``
+    #: training rows, for the rankers that offer it (None: not offered).
+    _AUTO_ALPHA = None
+
+    def _alpha(self, n_rows):
+        """``alpha``, with "auto" resolved for a fit on ``n_rows`` training
+        rows (None: a size not known in advance, as in ``partial_fit``,
+        takes the large-data value, as the width does)."""
+        if self.alpha != "auto":
+            return float(self.alpha)
+        small, large = self._AUTO_ALPHA
+        return small if n_rows is not None and n_rows < AUTO_EARLY_STOPPING_ROWS else large
+
     #: ``hidden_layer_sizes="auto"`` as (below, from)
     #: ``AUTO_EARLY_STOPPING_ROWS`` training rows, for the rankers that
     #: offer it (None: not offered).

@@ -493,7 +493,7 @@ class _Plan:
         early_stopping = ranker._uses_early_stopping(table.n_rows, table.n_queries, False)
         self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
         self.loss = _loss_sample(self.train, ranker._random_state, None)
-        ranker._l2 = _l2_strength(ranker, self.train)
+        ranker._l2 = _l2_strength(ranker, self.train, table.n_rows)
         self.shards = [
             client.submit(
                 split_shard, shard, self.train.local_queries(i),

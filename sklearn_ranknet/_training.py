@@ -204,8 +204,10 @@ def _epoch_batches(data, order, batch_size):
         yield positions[lo:hi], order[start:stop], offsets[start : stop + 1] - lo
 
 
-def _l2_strength(ranker, data):
-    """The L2 weight on the mean-per-query objective of ``data``.
+def _l2_strength(ranker, data, n_rows):
+    """The L2 weight on the mean-per-query objective of ``data``, for a fit
+    on ``n_rows`` training rows in all (before any validation split; None
+    in ``partial_fit``), which resolves ``alpha="auto"``.
 
     ``alpha`` weighs the penalty against the *sum* of the training queries'
     costs, as Ridge's ``alpha`` does and ``MLPRegressor``'s does for a full
@@ -218,7 +220,7 @@ def _l2_strength(ranker, data):
     as if the same few queries were thousands of independent ones.
     """
     n_queries = data.n_queries if data.weights is None else int(np.count_nonzero(data.weights))
-    return ranker.alpha / n_queries
+    return ranker._alpha(n_rows) / n_queries
 
 
 def fit_stochastic(ranker, data, incremental):
@@ -235,7 +237,7 @@ def fit_stochastic(ranker, data, incremental):
         else:
             ranker._optimizer = Adam(params, ranker.learning_rate_init)
     averaging = _weight_average(ranker, params, ranker._ema_momentum(early_stopping))
-    ranker._l2 = _l2_strength(ranker, train)
+    ranker._l2 = _l2_strength(ranker, train, None if incremental else len(data.rows))
     batch_size = ranker._batch_size(train.n_queries)
     n_threads = ranker._n_threads()
     steps_per_epoch = -(-train.n_queries // batch_size)
@@ -477,7 +479,7 @@ def fit_lbfgs(ranker, data):
     """L-BFGS-B on the whole objective (RankNet only)."""
     sizes = _network.layer_sizes(ranker.coefs_[0].shape[0], ranker._hidden_layer_sizes())  # encoded inputs
     n_queries = data.n_queries
-    ranker._l2 = _l2_strength(ranker, data)
+    ranker._l2 = _l2_strength(ranker, data, len(data.rows))
     all_queries = np.arange(n_queries)
     positions = np.arange(len(data.rows))
     # Full batches run on the caller's rows in their own order: the scores

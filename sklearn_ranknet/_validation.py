@@ -15,7 +15,7 @@ def check_relevance_labels(
     """Raise ValueError unless every label is >= 0 (and <= 30 when the gain
     is exponential; with ``as_gains``, the labels become NDCG gains, no
     positive label below the smallest normal float). ``y`` is a finite
-    float array, already validated; ``remedy`` ends the message about
+    numeric array, already validated; ``remedy`` ends the message about
     labels above 30."""
     if len(y) == 0:
         return
@@ -25,7 +25,8 @@ def check_relevance_labels(
             f"{input_name} holds negative relevance labels (smallest {lowest:g}); "
             "labels must be >= 0."
         )
-    smallest_positive = np.min(y, where=y > 0, initial=np.inf)
+    # (Integer labels cannot be that small.)
+    smallest_positive = np.min(y, where=y > 0, initial=np.inf) if y.dtype.kind == "f" else np.inf
     if as_gains and smallest_positive < np.finfo(np.float64).tiny:
         # Gains, DCGs and their reciprocals would lose their precision or
         # overflow: NDCG would be a wrong number, training would blow up.

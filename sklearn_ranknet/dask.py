@@ -776,7 +776,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         *,
         activation="relu",
         solver="adam",
-        alpha=5.0,
+        alpha="auto",
         batch_size=16,
         learning_rate_init=1e-3,
         max_iter=300,

@@ -521,6 +521,31 @@ def _degenerate_queries(rng, n_queries=8, size=4, n_features=4, cls=None):
     return X, y, qid
 
 
+@pytest.mark.parametrize("n_queries, size, method, expected_alpha", [
+    (8, 4, "fit", 5.0),  # 40 rows
+    (400, 25, "fit", 15.0),  # 10,400 rows
+    (8, 4, "partial_fit", 15.0),  # a size not known in advance
+])
+def test_lambdarank_auto_alpha_follows_the_training_rows(n_queries, size, method, expected_alpha):
+    # The degenerate queries' only gradient is the penalty's (see below), so
+    # W <- (1 - lr * alpha / n_queries) W each epoch shows which alpha "auto"
+    # took.
+    X, y, qid = _degenerate_queries(np.random.RandomState(1), n_queries=n_queries, size=size)
+    n_trained = len(np.unique(qid))
+    lr, epochs = 1e-3, 2
+    ranker = LambdaRankRanker(
+        solver="sgd", momentum=0.0, learning_rate_init=lr, max_iter=epochs, hidden_layer_sizes=(3,),
+        batch_size=n_trained, early_stopping=False, ema_momentum=0.0, input_noise=0.0, random_state=0,
+        **FAST,
+    )
+    assert ranker.alpha == "auto"
+    for _ in range(epochs if method == "partial_fit" else 1):
+        getattr(ranker, method)(X, y, groups=qid)
+    coefs, _ = _initial_params(ranker, ranker.coefs_[0].shape[0])
+    for got, start in zip(ranker.coefs_, coefs):
+        np.testing.assert_allclose(got, (1 - lr * expected_alpha / n_trained) ** epochs * start, rtol=1e-12)
+
+
 @pytest.mark.parametrize(
     "cls, params",
     [
