@@ -155,8 +155,9 @@ def _reader_of(estimator, X):
             estimator = estimator.steps[-1][1]
         elif hasattr(estimator, "best_estimator_"):
             estimator = estimator.best_estimator_
-        elif getattr(estimator, "estimators_", None) and hasattr(estimator, "query_column"):
-            # A fitted BaggingRanker: its members read the same column.
+        elif hasattr(estimator, "query_column") and len(getattr(estimator, "estimators_", ())) > 0:
+            # A fitted BaggingRanker: its members read the same column. (Other
+            # ensembles' estimators_ may be arrays: asked only of ours.)
             estimator = estimator.estimators_[0]
         else:
             break

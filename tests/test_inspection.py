@@ -163,6 +163,19 @@ def test_query_subsets_skip_queries_of_weight_zero():
         permutation_importance(model, X, y, groups=qid, max_queries=5, sample_weight=weights)
 
 
+def test_ensembles_whose_estimators_are_an_array():
+    # Looking for a query column through a BaggingRanker's members must not
+    # ask the truth of another ensemble's estimators_ (an ndarray here).
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    X, y, qid, _ = _interleaved(n_queries=8, seed=0)
+    model = GradientBoostingRegressor(n_estimators=3, random_state=0).fit(X, y)
+    assert isinstance(model.estimators_, np.ndarray) and model.estimators_.size > 1
+    result = permutation_importance(model, X, y, groups=qid, n_repeats=2, random_state=0)
+    expected = reference_importances(model, X, y, qid, n_repeats=2, random_state=0)
+    np.testing.assert_array_equal(result.importances, expected)
+
+
 def test_max_queries_as_a_fraction_and_all_queries():
     X, y, qid, model = _interleaved(n_queries=10, seed=2)
     by_fraction = permutation_importance(model, X, y, groups=qid, max_queries=0.45, random_state=0)
