@@ -495,8 +495,7 @@ class BaseRanker(BaseEstimator):
         takes the large-data value, as the width does)."""
         if self.alpha != "auto":
             return float(self.alpha)
-        small, large = self._AUTO_ALPHA
-        return small if n_rows is not None and n_rows < AUTO_EARLY_STOPPING_ROWS else large
+        return _by_training_rows(self._AUTO_ALPHA, n_rows)
 
     #: ``hidden_layer_sizes="auto"`` as (below, from)
     #: ``AUTO_EARLY_STOPPING_ROWS`` training rows, for the rankers that
@@ -512,8 +511,7 @@ class BaseRanker(BaseEstimator):
         if isinstance(sizes, str) and sizes == "auto":
             if hasattr(self, "coefs_"):
                 return tuple(c.shape[1] for c in self.coefs_[:-1])
-            small, large = self._AUTO_HIDDEN_LAYER_SIZES
-            return small if n_rows is not None and n_rows < AUTO_EARLY_STOPPING_ROWS else large
+            return _by_training_rows(self._AUTO_HIDDEN_LAYER_SIZES, n_rows)
         sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
         if not all(isinstance(h, Integral) and h > 0 for h in sizes):
             raise ValueError(
@@ -541,6 +539,14 @@ def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
             UserWarning,
             stacklevel=stacklevel,
         )
+
+
+def _by_training_rows(choices, n_rows):
+    """The (below, from) ``AUTO_EARLY_STOPPING_ROWS`` value of an "auto"
+    parameter for a first fit on ``n_rows`` rows; None (a size not known in
+    advance: ``partial_fit``) takes the large-data value."""
+    small, large = choices
+    return small if n_rows is not None and n_rows < AUTO_EARLY_STOPPING_ROWS else large
 
 
 def score_by_query(ranker, X, y, groups, sample_weight, gain):

@@ -25,16 +25,16 @@ def check_relevance_labels(
             f"{input_name} holds negative relevance labels (smallest {lowest:g}); "
             "labels must be >= 0."
         )
-    # (Integer labels cannot be that small.)
-    smallest_positive = np.min(y, where=y > 0, initial=np.inf) if y.dtype.kind == "f" else np.inf
-    if as_gains and smallest_positive < np.finfo(np.float64).tiny:
-        # Gains, DCGs and their reciprocals would lose their precision or
-        # overflow: NDCG would be a wrong number, training would blow up.
-        raise ValueError(
-            f"{input_name} holds positive labels as small as {smallest_positive:g}, "
-            f"below the smallest normal float ({np.finfo(np.float64).tiny:g}), where "
-            "gains lose their precision. Rescale the labels."
-        )
+    if as_gains and y.dtype.kind == "f":  # integer labels cannot be that small
+        smallest_positive = np.min(y, where=y > 0, initial=np.inf)
+        if smallest_positive < np.finfo(np.float64).tiny:
+            # Gains, DCGs and their reciprocals would lose their precision or
+            # overflow: NDCG would be a wrong number, training would blow up.
+            raise ValueError(
+                f"{input_name} holds positive labels as small as {smallest_positive:g}, "
+                f"below the smallest normal float ({np.finfo(np.float64).tiny:g}), where "
+                "gains lose their precision. Rescale the labels."
+            )
     highest = y.max()
     if highest > np.finfo(np.float64).max / len(y):
         raise ValueError(
