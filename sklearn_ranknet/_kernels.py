@@ -374,10 +374,23 @@ def ndcg_chunk(labels, scores, offsets, exponential, discounts, k, ignore_ties, 
             empty[q] = True
 
 
+# AP is computed in two passes so that a call compiles only what it needs:
+# the whole-list pass answers every query of a ``map_score(k=None)`` on
+# untied scores, and the ranked pass (AP@k, or relevant and irrelevant scores
+# tied) is compiled only by the first call that has such a query. In a new
+# user's first process (the cold-start benchmark's) AP compiled in 1.15 s as
+# one kernel, and in 0.83 s as the whole-list pass alone (Intel Xeon,
+# 2026-11-26).
+
+
 @jit
-def ap_chunk(labels, scores, offsets, k, ignore_ties, values, empty, first, last):
-    """AP@k of queries ``first:last``; outputs as :func:`ndcg_chunk`, with
-    ``empty`` marking queries that have no relevant document."""
+def ap_whole_chunk(labels, scores, offsets, k, values, empty, pending, first, last):
+    """AP of queries ``first:last`` that ``k`` does not cut, over their
+    whole list; outputs as :func:`ndcg_chunk`, with ``empty`` marking queries
+    that have no relevant document. ``pending`` is set where only
+    :func:`ap_ranked_chunk` can answer (the query is longer than ``k``, or
+    a relevant and an irrelevant document tie); their ``values`` and
+    ``empty`` are left for it."""
     longest = longest_query(offsets, first, last)
     order = np.empty(longest, dtype=np.int64)
     spare = np.empty(longest, dtype=np.int64)
@@ -388,7 +401,23 @@ def ap_chunk(labels, scores, offsets, k, ignore_ties, values, empty, first, last
         ap = MIXED_TIE
         if k >= n:
             ap = ap_whole_list(labels[lo:hi], scores[lo:hi], order[:n], spare[:n], work[: 2 * n])
-        if ap == MIXED_TIE:
-            ap = average_precision(labels[lo:hi], scores[lo:hi], k, ignore_ties, order[:n], spare[:n])
+        pending[q] = ap == MIXED_TIE
+        values[q] = max(ap, 0.0)
+        empty[q] = ap == -1.0
+
+
+@jit
+def ap_ranked_chunk(labels, scores, offsets, k, ignore_ties, values, empty, pending, first, last):
+    """AP@k, through the ranked top k, of the queries among ``first:last``
+    that :func:`ap_whole_chunk` left ``pending``."""
+    longest = longest_query(offsets, first, last)
+    order = np.empty(longest, dtype=np.int64)
+    spare = np.empty(longest, dtype=np.int64)
+    for q in range(first, last):
+        if not pending[q]:
+            continue
+        lo, hi = offsets[q], offsets[q + 1]
+        n = hi - lo
+        ap = average_precision(labels[lo:hi], scores[lo:hi], k, ignore_ties, order[:n], spare[:n])
         values[q] = max(ap, 0.0)
         empty[q] = ap < 0.0

@@ -119,16 +119,20 @@ def _grouped_ndcg_values(query_groups, y_true, y_score, k, gain, ignore_ties):
     grouped by ``query_groups``; and which queries are empty. For callers
     that score the same queries again and again (early stopping)."""
     longest = int(query_groups.sizes.max())
-    return _per_query(
+    values, empty = _outputs(query_groups)
+    _per_query(
         _kernels.ndcg_chunk,
         query_groups,
-        y_true,
-        y_score,
+        _arranged(query_groups, y_true),
+        _arranged(query_groups, y_score),
         gain == "exponential",
         _kernels.discount_table(longest),
         _cap(k, longest),
         ignore_ties,
+        values,
+        empty,
     )
+    return values, empty
 
 
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
@@ -174,10 +178,14 @@ def _ap_values(y_true, y_score, groups, k, ignore_ties):
     """AP@k of every query and which queries have no relevant document."""
     y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
     check_relevance_labels(y_true, exponential_gain=False, as_gains=False)  # relevant: > 0
-    longest = int(query_groups.sizes.max())
-    values, empty = _per_query(
-        _kernels.ap_chunk, query_groups, y_true, y_score, _cap(k, longest), ignore_ties
-    )
+    k = _cap(k, int(query_groups.sizes.max()))
+    labels, scores = _arranged(query_groups, y_true), _arranged(query_groups, y_score)
+    values, empty = _outputs(query_groups)
+    pending = np.empty(query_groups.n_queries, dtype=np.bool_)
+    _per_query(_kernels.ap_whole_chunk, query_groups, labels, scores, k, values, empty, pending)
+    if pending.any():  # AP@k, or tied relevant and irrelevant scores
+        _per_query(_kernels.ap_ranked_chunk, query_groups, labels, scores, k, ignore_ties,
+                   values, empty, pending, only=pending)
     return query_groups, values, empty
 
 
@@ -372,20 +380,26 @@ def _check_targets(y_true, y_score, groups):
     return y_true, y_score, group_rows(groups, len(y_true))
 
 
-def _per_query(kernel, query_groups, y_true, y_score, *options):
-    """Run a metric kernel over every query, on every core for large inputs.
+def _arranged(query_groups, values):
+    """``values`` query by query, as the metric kernels take them."""
+    return as_kernel_array(query_groups.arrange(values))
 
-    Returns the per-query ``values`` and the ``empty`` flags.
-    """
-    n_queries = query_groups.n_queries
-    values, empty = np.empty(n_queries), np.empty(n_queries, dtype=np.bool_)
-    labels = as_kernel_array(query_groups.arrange(y_true))
-    scores = as_kernel_array(query_groups.arrange(y_score))
+
+def _outputs(query_groups):
+    """The per-query ``values`` and ``empty`` flags a metric kernel fills."""
+    return np.empty(query_groups.n_queries), np.empty(query_groups.n_queries, dtype=np.bool_)
+
+
+def _per_query(kernel, query_groups, labels, scores, *args, only=None):
+    """Run a metric kernel over every query (or the queries where ``only``
+    is True, as the work to share out), on every core for large inputs.
+    ``args`` are the kernel's options and outputs."""
     sizes = query_groups.sizes
     sort_work = sizes * np.log2(sizes + 1)  # inner-loop steps of a sort
-    args = (labels, scores, query_groups.offsets, *options, values, empty)
-    over_queries(kernel, args, query_groups.offsets, effective_n_jobs(-1), int(sort_work.sum()), sort_work)
-    return values, empty
+    if only is not None:
+        sort_work = sort_work * only
+    over_queries(kernel, (labels, scores, query_groups.offsets, *args), query_groups.offsets,
+                 effective_n_jobs(-1), int(sort_work.sum()), sort_work)
 
 
 def _cap(k, longest):

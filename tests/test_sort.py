@@ -283,7 +283,11 @@ def test_whole_list_ap_several_queries_and_kernel_scratch():
     values = np.empty(len(sizes))
     empty = np.empty(len(sizes), dtype=np.bool_)
     for ignore_ties in (False, True):
-        _kernels.ap_chunk(labels, scores, offsets, max(sizes), ignore_ties, values, empty, 0, len(sizes))
+        pending = np.empty(len(sizes), dtype=np.bool_)
+        k = max(sizes)
+        _kernels.ap_whole_chunk(labels, scores, offsets, k, values, empty, pending, 0, len(sizes))
+        assert pending.any()  # rounded scores tie: both kernels run
+        _kernels.ap_ranked_chunk(labels, scores, offsets, k, ignore_ties, values, empty, pending, 0, len(sizes))
         for q in range(len(sizes)):
             lo, hi = offsets[q], offsets[q + 1]
             expected = exact_ap(labels[lo:hi], scores[lo:hi], ignore_ties)
