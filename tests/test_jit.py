@@ -135,3 +135,25 @@ print(many)
 '''
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "{}", out.stdout
+
+
+def test_map_compiles_the_ranked_pass_only_when_a_query_needs_it():
+    """``map_score`` over the whole list of untied scores (the usual call)
+    is answered by the whole-list pass; the ranked AP@k pass is compiled
+    (or loaded from the cache) only by a call that cuts a query at k or
+    ties a relevant with an irrelevant score. Fresh process: the
+    dispatchers' signatures are this test's alone."""
+    code = r'''
+import numpy as np
+from sklearn_ranknet import _kernels
+from sklearn_ranknet.metrics import map_score
+rng = np.random.default_rng(0)
+y, s, q = rng.integers(0, 3, 60).astype(float), rng.normal(size=60), np.repeat(np.arange(6), 10)
+map_score(y, s, groups=q)
+seen = [len(_kernels.ap_whole_chunk.signatures), len(_kernels.ap_ranked_chunk.signatures)]
+map_score(y, s, groups=q, k=3)
+seen.append(len(_kernels.ap_ranked_chunk.signatures))
+print(seen)
+'''
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[1, 0, 1]", out.stdout
