@@ -56,6 +56,12 @@ def tied_scores(draw, max_size=300, max_copies=6):
     return np.array(scores, dtype=np.float64)
 
 
+def _one_query(labels):
+    """Query ids saying "these rows are one query" (the metrics warn when
+    several rows come without any)."""
+    return np.zeros(len(labels))
+
+
 def _stable_desc(values):
     return np.argsort(-np.asarray(values), kind="stable")
 
@@ -203,7 +209,8 @@ def _assert_ap_exact(labels, scores):
     scores = np.asarray(scores, dtype=np.float64)
     for ignore_ties in (False, True):
         expected = exact_ap(labels, scores, ignore_ties)
-        _, values = ap_per_query(labels, scores, ignore_ties=ignore_ties, empty_query_score=None)
+        _, values = ap_per_query(labels, scores, groups=_one_query(labels), ignore_ties=ignore_ties,
+                                 empty_query_score=None)
         if expected is None:
             assert len(values) == 0
         else:
@@ -238,8 +245,9 @@ def test_whole_list_ap_without_mixed_ties(query):
     relevant_scores = {float(s) for s, label in zip(scores, labels) if label > 0}
     keep = np.array([label > 0 or float(s) not in relevant_scores for s, label in zip(scores, labels)])
     labels, scores = labels[keep], scores[keep]
-    _, averaged = ap_per_query(labels, scores, ignore_ties=False, empty_query_score=None)
-    _, stable = ap_per_query(labels, scores, ignore_ties=True, empty_query_score=None)
+    one = _one_query(labels)
+    _, averaged = ap_per_query(labels, scores, groups=one, ignore_ties=False, empty_query_score=None)
+    _, stable = ap_per_query(labels, scores, groups=one, ignore_ties=True, empty_query_score=None)
     np.testing.assert_array_equal(averaged, stable)
     _assert_ap_exact(labels, scores)
 
@@ -264,10 +272,10 @@ def test_whole_list_ap_paths(n, share, ties):
 def test_whole_list_ap_perfect_and_worst():
     labels = np.array([0.0] * 60 + [1.0] * 40)
     # Relevant first (ties anywhere): every precision term is exactly 1.
-    _, values = ap_per_query(labels, labels.copy(), ignore_ties=False)
+    _, values = ap_per_query(labels, labels.copy(), groups=_one_query(labels), ignore_ties=False)
     assert values[0] == 1.0
     # Relevant last: term j is j / (60 + j).
-    _, values = ap_per_query(labels, -labels, ignore_ties=True)
+    _, values = ap_per_query(labels, -labels, groups=_one_query(labels), ignore_ties=True)
     expected = sum(Fraction(j, 60 + j) for j in range(1, 41)) / 40
     assert abs(values[0] - float(expected)) <= _ap_tolerance(100)
 
@@ -329,8 +337,8 @@ def test_ndcg_of_long_queries(n, k, labels_kind, gain):
     tied = np.round(distinct, 1)
     for scores, ties in ((distinct, (False, True)), (tied, (True,))):
         for ignore_ties in ties:
-            _, values = ndcg_per_query(labels, scores, k=k, gain=gain, ignore_ties=ignore_ties,
-                                       empty_query_score=None)
+            _, values = ndcg_per_query(labels, scores, groups=_one_query(labels), k=k, gain=gain,
+                                       ignore_ties=ignore_ties, empty_query_score=None)
             expected = ref.ndcg_query(list(labels), list(scores), k=k, gain=gain,
                                       ignore_ties=True, empty_value=None)
             if expected is None:
