@@ -35,6 +35,13 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   ``"piecewise_bins"`` (the rankers choose it from the number of rows), and ``--seed`` sets
   the models' ``random_state``.
 
+Two more study-only keys change LambdaRank's objective, in ``compare`` and ``large`` alike
+(seventeenth look; neither is a parameter of the package): ``"query_weight_power": p`` scales
+each query's pair weights by ``(W_mean / W_q) ** p``, where ``W_q`` is the query's summed pair
+weight at its ideal ranking and ``W_mean`` the mean over the objective's queries (1: every query
+weighs the same, as in RankNet's mean over pairs); ``"pair_weight_floor": b`` weighs each pair
+``|dG| * (|d_a - d_b| + b)``, a RankNet-like term under the |delta NDCG| one.
+
 ``compare`` scores the given configurations (changes from the current defaults) on the
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
 with each one's paired Yahoo gain over the first; ``--fold-seeds 0,1,2`` draws the Yahoo folds
@@ -162,8 +169,10 @@ def fit_score(estimator, params, seed, train, held_out):
     import sklearn_ranknet
     from sklearn_ranknet.metrics import ndcg_score
 
+    params = dict(params)
+    variant = {key: params.pop(key) for key in OBJECTIVE_VARIANTS if key in params}
     model = getattr(sklearn_ranknet, ESTIMATORS[estimator])(random_state=seed, n_jobs=1, **params)
-    with warnings.catch_warnings(record=True) as caught:
+    with _objective_variant(**variant), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         started = time.perf_counter()
         model.fit(train[0], train[1], groups=train[2])
@@ -273,8 +282,10 @@ def _large_problem(h, configurations, problem, seed):
     for label, (name, params) in configurations.items():
         params = dict(params)
         bins = params.pop("piecewise_bins", None)
+        variant = {key: params.pop(key) for key in OBJECTIVE_VARIANTS if key in params}
         model = getattr(sklearn_ranknet, name)(random_state=seed, n_jobs=1, **params)
-        with _fixed_piecewise_bins(bins), warnings.catch_warnings(record=True) as caught:
+        with _fixed_piecewise_bins(bins), _objective_variant(**variant), \
+                warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             started = time.perf_counter()
             model.fit(X, y, groups=q)
@@ -309,6 +320,48 @@ def _fixed_piecewise_bins(n_bins):
         yield
     finally:
         _inputs.piecewise_bins = chosen
+
+
+#: Study-only configuration keys that change LambdaRank's objective.
+OBJECTIVE_VARIANTS = ("query_weight_power", "pair_weight_floor")
+
+
+@contextlib.contextmanager
+def _objective_variant(query_weight_power=None, pair_weight_floor=None):
+    """LambdaRank objectives built inside weigh queries or pairs as the
+    seventeenth look tried (see the module docstring); no key: unchanged."""
+    from sklearn_ranknet import _lambdas, _objectives
+
+    build = _objectives.LambdaRankObjective.__init__
+
+    def variant(objective, labels, offsets, **kwargs):
+        build(objective, labels, offsets, **kwargs)
+        if query_weight_power is not None:
+            if objective.use_ap:
+                raise ValueError("query_weight_power: NDCG objectives only")
+            # In the ideal order gains and discounts both descend, so the
+            # summed |dG| |dd| over a query's pairs is n sum(u d) - sum(u) sum(d).
+            sizes = np.diff(offsets)
+            query = np.repeat(np.arange(len(sizes)), sizes)
+            rank = np.arange(len(labels)) - np.repeat(offsets[:-1], sizes)
+            u, d = objective.utility, objective.discounts[rank]
+            total = lambda values: np.bincount(query, weights=values, minlength=len(sizes))
+            weight = (sizes * total(u * d) - total(u) * total(d)) * objective.norms
+            positive = weight > 1e-12
+            factor = np.ones_like(weight)
+            factor[positive] = (weight[positive].mean() / weight[positive]) ** query_weight_power
+            objective.norms = objective.norms * factor
+        if pair_weight_floor is not None:
+            objective.weighting = _lambdas.NDCG_LOSS2_PP
+            objective.by_distance = np.full_like(objective.by_distance, pair_weight_floor)
+            objective.by_distance[0] = 0.0
+
+    if query_weight_power is not None or pair_weight_floor is not None:
+        _objectives.LambdaRankObjective.__init__ = variant
+    try:
+        yield
+    finally:
+        _objectives.LambdaRankObjective.__init__ = build
 
 
 def peer_rows(h, sets=DATASETS, fold_seeds=(0,)):

@@ -92,3 +92,34 @@ def test_copies_view_observes_each_feature_several_times_with_noise():
     # 4,000 draws per column: the sample sd has a standard error of 1.1 %; 4 % is 3.6 of them.
     np.testing.assert_allclose(noise.std(axis=0), 0.5, rtol=0.04)
     assert np.abs(np.corrcoef(noise.T) - np.eye(6)).max() < 0.1  # independent copies (sd 0.016)
+
+
+def test_study_query_weights_equalise_the_summed_pair_weights():
+    # The study-only variant computes each query's summed |dG| |dd| in closed
+    # form; a brute-force sum over the pairs in the ideal order must agree,
+    # with and without truncation, and the package is restored afterwards.
+    from benchmarks.tune_defaults import _objective_variant
+    from sklearn_ranknet import _objectives
+
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(1, 30, 25)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    labels = np.concatenate([np.sort(rng.integers(0, 5, n))[::-1] for n in sizes]).astype(float)
+    build = _objectives.LambdaRankObjective.__init__
+    for k in (None, 4):
+        kwargs = dict(sigma=1.0, metric="ndcg", k=k, gain="exponential")
+        plain = _objectives.LambdaRankObjective(labels, offsets, **kwargs)
+        with _objective_variant(query_weight_power=1.0):
+            equalised = _objectives.LambdaRankObjective(labels, offsets, **kwargs)
+        assert _objectives.LambdaRankObjective.__init__ is build
+        summed = np.zeros(len(sizes))
+        for q in range(len(sizes)):
+            u = plain.utility[offsets[q]:offsets[q + 1]]
+            d = plain.discounts[: sizes[q]]
+            summed[q] = sum(abs(u[a] - u[b]) * abs(d[a] - d[b]) for a in range(sizes[q])
+                            for b in range(a + 1, sizes[q])) * plain.norms[q]
+        weighted = summed > 0
+        # Every query with a pair weight now sums to the same total, the old mean.
+        np.testing.assert_allclose(summed * equalised.norms / np.where(weighted, plain.norms, 1.0),
+                                   np.where(weighted, summed[weighted].mean(), 0.0), rtol=1e-12)
+        np.testing.assert_array_equal(equalised.norms[~weighted], plain.norms[~weighted])
