@@ -331,6 +331,7 @@ def _objective_variant(query_weight_power=None, pair_weight_floor=None):
     """LambdaRank objectives built inside weigh queries or pairs as the
     seventeenth look tried (see the module docstring); no key: unchanged."""
     from sklearn_ranknet import _lambdas, _objectives
+    from sklearn_ranknet._groups import query_of_row
 
     build = _objectives.LambdaRankObjective.__init__
 
@@ -342,11 +343,12 @@ def _objective_variant(query_weight_power=None, pair_weight_floor=None):
             # In the ideal order gains and discounts both descend, so the
             # summed |dG| |dd| over a query's pairs is n sum(u d) - sum(u) sum(d).
             sizes = np.diff(offsets)
-            query = np.repeat(np.arange(len(sizes)), sizes)
+            query = query_of_row(offsets)
             rank = np.arange(len(labels)) - np.repeat(offsets[:-1], sizes)
             u, d = objective.utility, objective.discounts[rank]
             total = lambda values: np.bincount(query, weights=values, minlength=len(sizes))
             weight = (sizes * total(u * d) - total(u) * total(d)) * objective.norms
+            # A query of one label sums to rounding noise, not to 0: it keeps its weight.
             positive = weight > 1e-12
             factor = np.ones_like(weight)
             factor[positive] = (weight[positive].mean() / weight[positive]) ** query_weight_power
