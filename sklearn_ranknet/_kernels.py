@@ -144,7 +144,7 @@ def ideal_dcg_of_labels(labels, exponential, table, discounts, k, counts, order,
                 r += 1
             label -= 1
     else:
-        rank_into(labels, top, order, spare)
+        rank_into(labels, top, order, spare, ranked_gains)
         for r in range(top):
             ranked_gains[r] = _table_gain(labels[order[r]], exponential, table)
     return _discounted_sum(ranked_gains, discounts, top)
@@ -162,7 +162,7 @@ def dcg(labels, scores, exponential, table, discounts, k, ignore_ties, order, sp
     """
     n = len(labels)
     top = min(k, n)
-    rank_into(scores, top, order, spare)
+    rank_into(scores, top, order, spare, ranked_gains)
     for r in range(top):
         ranked_gains[r] = _table_gain(labels[order[r]], exponential, table)
     # int64, not the literal 0: a literal start would compile _tied_block a
@@ -286,7 +286,7 @@ def ap_whole_list(labels, scores, order, spare, work):
 
 
 @jit(inline=True)
-def average_precision(labels, scores, k, ignore_ties, order, spare):
+def average_precision(labels, scores, k, ignore_ties, order, spare, keys):
     """AP@k of one query (relevant: label > 0): the sum of precision at each
     relevant rank <= k, divided by ``min(k, number of relevant documents)``;
     -1.0 when no document is relevant. Ranks the top k (over the whole list
@@ -308,7 +308,7 @@ def average_precision(labels, scores, k, ignore_ties, order, spare):
     if n_relevant == 0:
         return -1.0
     top = min(k, n)
-    rank_into(scores, top, order, spare)
+    rank_into(scores, top, order, spare, keys)
     total = 0.0
     before = 0
     start = np.int64(0)  # not a literal: see ndcg's loop
@@ -413,11 +413,12 @@ def ap_ranked_chunk(labels, scores, offsets, k, ignore_ties, values, empty, pend
     longest = longest_query(offsets, first, last)
     order = np.empty(longest, dtype=np.int64)
     spare = np.empty(longest, dtype=np.int64)
+    keys = np.empty(longest)
     for q in range(first, last):
         if not pending[q]:
             continue
         lo, hi = offsets[q], offsets[q + 1]
         n = hi - lo
-        ap = average_precision(labels[lo:hi], scores[lo:hi], k, ignore_ties, order[:n], spare[:n])
+        ap = average_precision(labels[lo:hi], scores[lo:hi], k, ignore_ties, order[:n], spare[:n], keys[:n])
         values[q] = max(ap, 0.0)
         empty[q] = ap < 0.0

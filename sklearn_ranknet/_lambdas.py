@@ -532,7 +532,8 @@ def _lambdarank_query(
     row = len(work) // 7
     s, u, e, g = work[:n], work[row : row + n], work[2 * row : 2 * row + n], work[3 * row : 3 * row + n]
     c, h0, h1 = work[4 * row : 4 * row + n], work[5 * row : 5 * row + n], work[6 * row : 6 * row + n]
-    if rank_into(scores, k if weighting == LAMBDARANK else n, order, spare):
+    # g is free until the ranking is done: rank_into's float scratch.
+    if rank_into(scores, k if weighting == LAMBDARANK else n, order, spare, g):
         # Only the top k was ranked; the rest follow in input order.
         spare[:] = 0
         for r in range(k):

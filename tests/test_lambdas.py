@@ -384,7 +384,7 @@ def test_ranking_heads_equal_the_stable_sort(values, k):
     np.testing.assert_array_equal(rank_order(scores), expected)
     order = np.empty(len(scores), dtype=np.int64)
     spare = np.empty(len(scores), dtype=np.int64)
-    rank_into(scores, k, order, spare)
+    rank_into(scores, k, order, spare, np.empty(len(scores)))
     head = min(k, len(scores))
     np.testing.assert_array_equal(order[:head], expected[:head])
 

@@ -70,7 +70,8 @@ def _head(values, k):
     n = len(values)
     order = np.full(n, -1, dtype=np.int64)
     spare = np.full(n, -1, dtype=np.int64)
-    selected = rank_into(values, k, order, spare)
+    keys = np.full(n, np.nan)  # scratch: what it held must not matter
+    selected = rank_into(values, k, order, spare, keys)
     return order[: min(k, n)], selected
 
 
