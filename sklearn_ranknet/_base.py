@@ -255,7 +255,9 @@ class BaseRanker(BaseEstimator):
 
     def _predict_features(self, X):
         """Scores of rows given without their query column."""
-        X = validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
+        X = _summed_duplicates(
+            validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
+        )
         coefs, intercepts = self._network_params(X)
         if self._input_scaling is None or (sp.issparse(X) and self._input_scaling.kind == "standard"):
             return _network.predict_scores(X, coefs, intercepts, self.activation)
@@ -349,6 +351,7 @@ class BaseRanker(BaseEstimator):
             self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
             reset=first_call,
         )
+        X = _summed_duplicates(X)
         if not first_call and X.dtype != self.coefs_[0].dtype:
             # A model keeps the precision it was first fitted in.
             X = X.astype(self.coefs_[0].dtype)
@@ -539,6 +542,21 @@ def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
             UserWarning,
             stacklevel=stacklevel,
         )
+
+
+def _summed_duplicates(X):
+    """``X``, or for a CSR matrix with duplicate entries a canonical copy.
+
+    scipy lets a CSR row store a column twice and means the sum (as
+    ``toarray()`` and ``X @ w`` do); the input scaling and the row gathers
+    read ``X.data`` value by value, so they need each column once. CSR in
+    scipy's canonical form (sorted indices, no duplicates: what it builds
+    itself) is used as it is; any other is copied once.
+    """
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 def _by_training_rows(choices, n_rows):
