@@ -4,6 +4,8 @@ Subclasses say what their objective is (``_make_objective``) and which
 parameters they add; everything else lives here.
 """
 
+import contextlib
+import copy
 import warnings
 from numbers import Integral, Real
 
@@ -164,6 +166,9 @@ class BaseRanker(BaseEstimator):
     def fit(self, X, y, groups=None, sample_weight=None):
         """Fit the ranker to documents grouped by query.
 
+        A call that raises leaves the ranker as it was before it (unfitted,
+        or the previous model with ``warm_start=True``).
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
@@ -194,14 +199,15 @@ class BaseRanker(BaseEstimator):
             The fitted ranker.
         """
         self._validate_params()
-        if not (self.warm_start and hasattr(self, "coefs_")):
-            self._reset()
-        # Like MLPRegressor: each fit starts a new optimizer, so changed
-        # hyperparameters apply; only partial_fit carries its state on.
-        for name in OPTIMIZER_STATE:
-            self.__dict__.pop(name, None)
-        X, groups = features_and_groups(X, groups, self.query_column)
-        return self._fit(X, y, groups, sample_weight, incremental=False)
+        with self._as_before_if_it_raises():
+            if not (self.warm_start and hasattr(self, "coefs_")):
+                self._reset()
+            # Like MLPRegressor: each fit starts a new optimizer, so changed
+            # hyperparameters apply; only partial_fit carries its state on.
+            for name in OPTIMIZER_STATE:
+                self.__dict__.pop(name, None)
+            X, groups = features_and_groups(X, groups, self.query_column)
+            return self._fit(X, y, groups, sample_weight, incremental=False)
 
     def _check_stochastic_solver(self):
         if self.solver == "lbfgs":
@@ -215,7 +221,9 @@ class BaseRanker(BaseEstimator):
         """One pass over the given queries, for data that arrives in chunks.
 
         Each call must hold whole queries. Early stopping does not apply;
-        ``max_iter`` is ignored. With ``ema_momentum="auto"`` (the default)
+        ``max_iter`` is ignored. A call that raises (bad data, or weights
+        gone non-finite) leaves the model of the calls before it. With
+        ``ema_momentum="auto"`` (the default)
         the model is the moving average of the weights over the steps of
         every call so far (0.9975 per step), as in a ``fit`` without a
         validation set; set ``ema_momentum=0`` for the last step's weights.
@@ -234,9 +242,11 @@ class BaseRanker(BaseEstimator):
         """
         if not hasattr(self, "coefs_"):
             self._validate_params()
-            self._reset()
-        X, groups = features_and_groups(X, groups, self.query_column)
-        return self._fit(X, y, groups, sample_weight, incremental=True)
+        with self._as_before_if_it_raises():
+            if not hasattr(self, "coefs_"):
+                self._reset()
+            X, groups = features_and_groups(X, groups, self.query_column)
+            return self._fit(X, y, groups, sample_weight, incremental=True)
 
     def predict(self, X):
         """Score every row; higher means ranked higher within its query.
@@ -332,6 +342,26 @@ class BaseRanker(BaseEstimator):
     # ------------------------------------------------------------------
     # Training
 
+    @contextlib.contextmanager
+    def _as_before_if_it_raises(self):
+        """A fit or partial_fit that raises leaves the ranker as it was
+        before the call: unfitted after a failed first fit (no half-trained
+        model may pass ``check_is_fitted``), and the previous model after a
+        failed ``warm_start`` refit or ``partial_fit``, whose weights may
+        have gone non-finite on the way. The parameters are not touched (a
+        ``random_state`` instance stays the caller's object); the rest is a
+        copy of a small state: the weights, the optimizer's moments, the
+        input scaling's statistics and the training curves."""
+        params = self.get_params(deep=False)
+        before = copy.deepcopy({k: v for k, v in self.__dict__.items() if k not in params})
+        try:
+            yield
+        except BaseException:
+            for name in [k for k in self.__dict__ if k not in params]:
+                del self.__dict__[name]
+            self.__dict__.update(before)
+            raise
+
     def _reset(self):
         for name in (
             "coefs_", "intercepts_", *OPTIMIZER_STATE, "loss_curve_", "validation_scores_",
@@ -346,7 +376,7 @@ class BaseRanker(BaseEstimator):
         self.best_validation_score_ = None
         self.best_loss_ = np.inf
 
-    def _validate_training_data(self, X, y, groups, sample_weight, first_call):
+    def _validate_training_data(self, X, y, groups, sample_weight, first_call, method):
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
             reset=first_call,
@@ -363,13 +393,15 @@ class BaseRanker(BaseEstimator):
         check_relevance_labels(
             y, exponential_gain=self._uses_exponential_gain(), input_name="y", remedy=label_remedy(self)
         )
-        _warn_if_no_groups(groups, len(y), "fit", stacklevel=5)  # the caller of fit
+        _warn_if_no_groups(groups, len(y), method, stacklevel=5)  # the caller of fit or partial_fit
         return TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
 
     def _fit(self, X, y, groups, sample_weight, incremental):
         first_call = not hasattr(self, "coefs_")
         try:
-            data = self._validate_training_data(X, y, groups, sample_weight, first_call)
+            data = self._validate_training_data(
+                X, y, groups, sample_weight, first_call, "partial_fit" if incremental else "fit"
+            )
             self._check_solver_options(incremental)
             if not first_call:
                 self._check_same_network()
@@ -392,14 +424,6 @@ class BaseRanker(BaseEstimator):
                     _training.fit_lbfgs(self, data)
                 else:
                     _training.fit_stochastic(self, data, incremental)
-        except BaseException:
-            if first_call:  # no half-trained model may pass check_is_fitted
-                for name in (
-                    "coefs_", "intercepts_", *OPTIMIZER_STATE, "n_features_in_", "feature_names_in_",
-                    "input_noise_", *INPUT_SCALING_ATTRIBUTES,
-                ):
-                    self.__dict__.pop(name, None)
-            raise
         finally:
             self.__dict__.pop("_fit_threads", None)
         return self

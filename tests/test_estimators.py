@@ -12,6 +12,7 @@ with changed hyperparameters, failed fits leaving a model behind, ...) were
 strict xfails until the bug was fixed.
 """
 
+import copy
 import functools
 import pickle
 import re
@@ -32,6 +33,7 @@ from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _jit, _network, _training
@@ -282,6 +284,15 @@ def _pipeline(**ranker_params):
 
 def _no_groups_warnings(caught):
     return [w for w in caught if "got no groups" in str(w.message)]
+
+
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_no_groups_warning_names_the_method_and_points_at_its_caller(method):
+    X, y, _ = _small(3)
+    ranker = LambdaRankRanker(max_iter=2, random_state=0, **FAST)
+    with pytest.warns(UserWarning, match=rf"^{method} got no groups") as caught:
+        getattr(ranker, method)(X, y)
+    assert [w.filename for w in _no_groups_warnings(caught)] == [__file__]
 
 
 def test_grid_search_routes_groups_to_the_ranker_and_the_scorers():
@@ -1090,6 +1101,65 @@ def test_failed_fit_leaves_no_model(failing_fit):
     ranker = failing_fit(X, y, qid)
     with pytest.raises(sklearn.exceptions.NotFittedError):
         ranker.predict(X)
+    # scikit-learn's generic test (any public attribute ending in "_"),
+    # which Pipeline and the meta-estimators use, agrees with predict.
+    with pytest.raises(sklearn.exceptions.NotFittedError):
+        check_is_fitted(ranker)
+    with pytest.raises(sklearn.exceptions.NotFittedError):
+        check_is_fitted(make_pipeline(StandardScaler().fit(X), ranker))
+
+
+@pytest.mark.parametrize("bad_query_column", [False, True], ids=["bad_labels", "bad_query_column"])
+def test_failed_first_fit_passes_no_fitted_check(bad_query_column):
+    X, y, qid = _small(8)
+    ranker = LambdaRankRanker(max_iter=3, random_state=0, **FAST)
+    if bad_query_column:  # fails before the training data is validated
+        ranker.set_params(query_column="qid")
+    with pytest.raises(ValueError):
+        ranker.fit(X, -1.0 - y if not bad_query_column else y, groups=None if bad_query_column else qid)
+    with pytest.raises(sklearn.exceptions.NotFittedError):
+        check_is_fitted(ranker)
+
+
+def _chunk_that_overflows(X):
+    # One feature a million times too large for an unscaled network at this
+    # step: the weights go non-finite within the call.
+    X = X.copy()
+    X[:, 0] *= 1e200
+    return X
+
+
+@pytest.mark.parametrize("how", ["partial_fit", "warm_start"])
+def test_failed_incremental_fit_keeps_the_previous_model(how):
+    """A partial_fit or warm_start refit that fails part way (its weights
+    went non-finite) leaves the model of the calls before it, optimizer
+    state and curves included, instead of NaN weights."""
+    X, y, qid = _small(8)
+    kwargs = dict(feature_scaling=None, max_iter=3, random_state=0, **FAST)
+    ranker = LambdaRankRanker(warm_start=how == "warm_start", **kwargs)
+    getattr(ranker, "partial_fit" if how == "partial_fit" else "fit")(X, y, groups=qid)
+    before = copy.deepcopy(ranker.__dict__)
+    scores = ranker.predict(X)
+    with pytest.raises(ValueError, match="non-finite weights"):
+        getattr(ranker, "partial_fit" if how == "partial_fit" else "fit")(_chunk_that_overflows(X), y, groups=qid)
+    np.testing.assert_array_equal(ranker.predict(X), scores)
+    assert ranker.n_iter_ == before["n_iter_"] and ranker.t_ == before["t_"]
+    assert ranker.loss_curve_ == before["loss_curve_"]
+    # The next call continues from the same state as without the failure.
+    again = copy.deepcopy(ranker)
+    again.__dict__.update(copy.deepcopy(before))
+    getattr(ranker, "partial_fit" if how == "partial_fit" else "fit")(X, y, groups=qid)
+    getattr(again, "partial_fit" if how == "partial_fit" else "fit")(X, y, groups=qid)
+    np.testing.assert_array_equal(ranker.predict(X), again.predict(X))
+
+
+def test_failed_fit_keeps_a_random_state_instance_of_the_caller():
+    X, y, qid = _small(8)
+    state = np.random.RandomState(0)
+    ranker = LambdaRankRanker(max_iter=3, random_state=state, **FAST)
+    with pytest.raises(ValueError):
+        ranker.fit(X, -1.0 - y, groups=qid)
+    assert ranker.random_state is state
 
 
 def test_labels_above_30_work_with_linear_gain():
