@@ -179,6 +179,9 @@ class BaseRanker(BaseEstimator):
             a pandas DataFrame sets ``feature_names_in_``.
         y : array-like of shape (n_samples,)
             Graded relevance of each row, finite and >= 0 (e.g. 0..4).
+            Rankers learn from documents of one query with different labels;
+            a fit that has none (every query one row, or its labels tied)
+            warns that it has nothing to learn.
         groups : array-like of shape (n_samples,), default=None
             Query id of each row, of any sortable type and in any order.
             ``None`` takes them from ``query_column`` when it is set, and
@@ -394,7 +397,9 @@ class BaseRanker(BaseEstimator):
             y, exponential_gain=self._uses_exponential_gain(), input_name="y", remedy=label_remedy(self)
         )
         _warn_if_no_groups(groups, len(y), method, stacklevel=5)  # the caller of fit or partial_fit
-        return TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
+        data = TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
+        _warn_if_nothing_to_learn(data, method, stacklevel=5)
+        return data
 
     def _fit(self, X, y, groups, sample_weight, incremental):
         first_call = not hasattr(self, "coefs_")
@@ -563,6 +568,32 @@ def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
         warnings.warn(
             f"{method} got no groups, so all {n_samples} rows are treated as one "
             f"query. {ROUTING_OFF_FIXES}",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def _warn_if_nothing_to_learn(data, method, stacklevel):
+    # Every objective learns from documents of one query with different
+    # labels; without any, training only shrinks the initial weights. The
+    # likely cause is groups holding an id per row (a document id).
+    first, last = data.offsets[:-1], data.offsets[1:] - 1
+    nonempty = last >= first
+    differ = np.zeros(data.n_queries, dtype=bool)
+    # Labels are sorted descending within each query: first is the highest.
+    differ[nonempty] = data.y[first[nonempty]] > data.y[last[nonempty]]
+    if data.weights is not None:
+        differ &= data.weights > 0
+    if not differ.any():
+        single = bool(np.all(np.diff(data.offsets) == 1))
+        cause = (
+            "every query holds a single row: pass query ids as groups, not an id per row (document)"
+            if single else "every query's documents share one relevance label"
+        )
+        warnings.warn(
+            f"{method} found no query with two documents of different relevance "
+            f"({cause}), so there is nothing to learn: the model is its random "
+            "initialization, shrunk by the penalty.",
             UserWarning,
             stacklevel=stacklevel,
         )

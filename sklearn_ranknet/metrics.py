@@ -221,7 +221,8 @@ def ndcg_score(
     groups : array-like of shape (n_samples,), default=None
         Query id of each row: ints, strings or any sortable values, in any
         order; rows of one query need not be adjacent. ``None`` treats all
-        rows as one query, and warns when there is more than one row.
+        rows as one query, and warns when there is more than one row; ids
+        that make every row a query of its own (document ids) warn too.
     k : int, default=None
         Only the top ``k`` ranks count (NDCG@k). ``None`` uses every rank.
     gain : {"exponential", "linear"}, default="exponential"
@@ -301,7 +302,8 @@ def map_score(
         Predicted score of each row; higher ranks first. Finite.
     groups : array-like of shape (n_samples,), default=None
         Query id of each row, in any order. ``None`` treats all rows as one
-        query, and warns when there is more than one row.
+        query, and warns when there is more than one row; ids that make
+        every row a query of its own (document ids) warn too.
     k : int, default=None
         Only the top ``k`` ranks count. ``None`` uses every rank.
     ignore_ties : bool, default=False
@@ -377,7 +379,18 @@ def _check_targets(y_true, y_score, groups):
             UserWarning,
             stacklevel=5,  # past the validate_params wrapper, to the caller
         )
-    return y_true, y_score, group_rows(groups, len(y_true))
+    query_groups = group_rows(groups, len(y_true))
+    if len(y_true) > 1 and query_groups.n_queries == len(y_true):
+        # A one-document query is ranked perfectly by any score: the mean
+        # says nothing of the scores.
+        warnings.warn(
+            f"Every one of the {len(y_true)} queries holds a single row, so any "
+            "scores rank them perfectly. groups should hold query ids, not an "
+            "id per row (document).",
+            UserWarning,
+            stacklevel=5,
+        )
+    return y_true, y_score, query_groups
 
 
 def _arranged(query_groups, values):

@@ -295,6 +295,36 @@ def test_no_groups_warning_names_the_method_and_points_at_its_caller(method):
     assert [w.filename for w in _no_groups_warnings(caught)] == [__file__]
 
 
+def _nothing_to_learn_warnings(caught):
+    return [w for w in caught if "found no query with two documents of different relevance" in str(w.message)]
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+@pytest.mark.parametrize("case", ["groups_are_row_ids", "labels_tie_in_every_query", "weights_zero_where_they_differ"])
+def test_fit_warns_when_no_query_has_anything_to_rank(cls, case):
+    X, y, qid = _small(6)
+    weights = None
+    if case == "groups_are_row_ids":
+        qid, cause = np.arange(len(y)), "every query holds a single row: pass query ids as groups"
+    elif case == "labels_tie_in_every_query":
+        y, cause = np.repeat(y[:1], len(y)), "share one relevance label"
+    else:  # the one query with distinct labels weighs nothing
+        y = np.where(qid == qid[0], y, 1.0)
+        weights, cause = np.where(qid == qid[0], 0.0, 1.0), "of different relevance"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cls(max_iter=2, random_state=0, **FAST).fit(X, y, groups=qid, sample_weight=weights)
+    [warning] = _nothing_to_learn_warnings(caught)
+    assert cause in str(warning.message) and warning.filename == __file__
+    # One query with two labels is something to learn: no warning.
+    y[:2] = [0.0, 1.0]
+    qid[:2] = -1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cls(max_iter=2, random_state=0, **FAST).fit(X, y, groups=qid)
+    assert not _nothing_to_learn_warnings(caught)
+
+
 def test_grid_search_routes_groups_to_the_ranker_and_the_scorers():
     X, y, qid = _routing_data()
     cv = GroupKFold(3)

@@ -21,7 +21,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet.datasets import make_ranking
-from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
+from sklearn_ranknet.metrics import ap_per_query, map_score, map_scorer, ndcg_per_query, ndcg_score, ndcg_scorer
 
 from ._assertions import assert_same_training
 
@@ -305,6 +305,19 @@ def test_bagging_members_with_the_query_column():
     for groups in (None, qid):
         with pytest.raises(ValueError, match="bootstrap=True.*query_column=0.*on the BaggingRanker"):
             bootstrapped.fit(with_column, y, groups=groups)
+
+
+@pytest.mark.parametrize("metric", [ndcg_score, map_score, ndcg_per_query, ap_per_query])
+def test_metrics_warn_when_every_query_is_one_row(metric):
+    """Document ids passed as groups: every query is one row, perfectly
+    ranked by any scores, and the mean says nothing."""
+    with pytest.warns(UserWarning, match="Every one of the 3 queries holds a single row") as caught:
+        metric([1, 0, 2], [0.1, 0.2, 0.3], groups=[7, 8, 9])
+    assert [w.filename for w in caught] == [__file__]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metric([1], [0.5], groups=[0])  # one row: nothing was mistaken
+        metric([1, 0, 2], [0.1, 0.2, 0.3], groups=[7, 7, 9])  # one query of two rows
 
 
 @pytest.mark.parametrize("metric", [ndcg_score, map_score])
