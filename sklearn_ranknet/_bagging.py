@@ -330,7 +330,7 @@ class BaggingRanker(BaseEstimator):
         check_is_fitted(self, "estimators_")
         if groups is None and self.query_column is None:
             groups = query_ids_in(self, X)  # the members' query column, if any
-        return score_by_query(self, X, y, groups, sample_weight, _gain_of(self.estimators_[0]))
+        return score_by_query(self, X, y, groups, sample_weight, _scoring_step(self.estimators_[0]))
 
     def get_metadata_routing(self):
         """Metadata routing of this object: ``fit`` params go to the members.
@@ -402,9 +402,10 @@ def _is_per_row(value, n_samples):
         return False
 
 
-def _gain_of(estimator):
-    """The NDCG gain a member scores with: its ``gain``, or that of the last
-    step of a Pipeline; exponential when it has none."""
+def _scoring_step(estimator):
+    """The estimator whose NDCG gain a member scores with (``gain``,
+    exponential when it has none): the member, or the last step of a
+    Pipeline."""
     while isinstance(estimator, Pipeline) and not hasattr(estimator, "gain"):
         estimator = estimator[-1]
-    return getattr(estimator, "gain", "exponential")
+    return estimator

@@ -27,7 +27,7 @@ from ._query_column import (
     QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, features_and_groups, split_query_column,
 )
 from ._training import SCORE_K, TrainingSet
-from ._validation import check_relevance_labels, label_remedy
+from ._validation import check_relevance_labels, float_column, label_remedy
 from .metrics import ndcg_score
 
 
@@ -333,7 +333,7 @@ class BaseRanker(BaseEstimator):
             metadata routing off. The message names both fixes.
         """
         check_is_fitted(self, "coefs_")
-        return score_by_query(self, X, y, groups, sample_weight, getattr(self, "gain", "exponential"))
+        return score_by_query(self, X, y, groups, sample_weight, self)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -622,13 +622,25 @@ def _by_training_rows(choices, n_rows):
     return small if n_rows is not None and n_rows < AUTO_EARLY_STOPPING_ROWS else large
 
 
-def score_by_query(ranker, X, y, groups, sample_weight, gain):
+def score_by_query(ranker, X, y, groups, sample_weight, scoring_ranker):
     """Mean NDCG@10 by query of ``ranker``'s scores (the rankers' and
     BaggingRanker's ``score``): query ids from ``groups`` or the query
-    column, an error without any for several rows."""
+    column, an error without any for several rows. The gain is that of
+    ``scoring_ranker`` (the ranker itself, or a BaggingRanker's member), and
+    so is the advice for labels too large for it."""
     X, groups = features_and_groups(X, groups, ranker.query_column)
     scores = ranker._predict_features(X)
     check_groups_for_score(groups, len(scores), type(ranker).__name__)
+    gain = getattr(scoring_ranker, "gain", "exponential")
+    try:
+        labels = float_column(y, "y")
+    except (TypeError, ValueError):
+        labels = None  # ndcg_score says what is wrong with them
+    if labels is not None and np.isfinite(labels).all():
+        # ndcg_score's advice, gain="linear", is no parameter of RankNet's.
+        check_relevance_labels(
+            labels, exponential_gain=gain == "exponential", input_name="y", remedy=label_remedy(scoring_ranker)
+        )
     return ndcg_score(y, scores, groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight)
 
 

@@ -53,9 +53,13 @@ def check_relevance_labels(
 def label_remedy(estimator):
     """What a ranker's user can do about labels above 30: the gain
     parameter where it has one; otherwise (RankNet, whose score and early
-    stopping use NDCG's exponential gain) rescaling or another ranker."""
-    if "gain" in estimator.get_params():
+    stopping use NDCG's exponential gain) rescaling or another ranker; for
+    any other estimator (a BaggingRanker's regressor), rescaling."""
+    params = estimator.get_params()
+    if "gain" in params:
         return LINEAR_GAIN_REMEDY
+    if "early_stopping" not in params:
+        return "Rescale the labels (e.g. ranks or bins 0..4)."
     return (
         f"{type(estimator).__name__} scores with that gain (score() and early "
         "stopping), so rescale the labels (e.g. ranks or bins 0..4), or use "

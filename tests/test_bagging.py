@@ -14,13 +14,14 @@ import pandas as pd
 import pytest
 import sklearn
 from sklearn.base import BaseEstimator, clone
+from sklearn.linear_model import Ridge
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
 
-from sklearn_ranknet import BaggingRanker, LambdaRankRanker
+from sklearn_ranknet import BaggingRanker, LambdaRankRanker, RankNetRanker
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import ndcg_score
 
@@ -432,3 +433,21 @@ def test_invalid_parameters(params, match):
     X, y, qid = _small(4)
     with pytest.raises(InvalidParameterError, match=match):
         BaggingRanker(**params).fit(X, y, groups=qid)
+
+
+@pytest.mark.parametrize(
+    "member, advice",
+    [
+        (LambdaRankRanker(max_iter=2, random_state=0), 'Use gain="linear"'),
+        (RankNetRanker(max_iter=2, random_state=0), "RankNetRanker scores with that gain"),
+        (Ridge(), "Rescale the labels"),
+    ],
+    ids=["lambdarank", "ranknet", "ridge"],
+)
+def test_score_with_labels_above_30_advises_for_the_member(member, advice):
+    X, y, qid = _small()
+    # A regressor takes no groups: it learns from the labels row by row.
+    groups = None if isinstance(member, Ridge) else qid
+    bag = BaggingRanker(member, n_estimators=2, random_state=0).fit(X, y, groups=groups)
+    with pytest.raises(ValueError, match=f"at most 30. {re.escape(advice)}"):
+        bag.score(X, y + 31, groups=qid)

@@ -1214,6 +1214,20 @@ def test_ranknet_scores_the_labels_it_accepts():
     assert 0.0 <= ranker.score(X, y * 7, groups=qid) <= 1.0
 
 
+@pytest.mark.parametrize("cls", RANKERS)
+def test_score_advises_what_the_ranker_can_do_about_labels_above_30(cls):
+    """score() and fit give the same advice: gain="linear" is a parameter
+    of LambdaRank's and ListNet's, not of RankNet's."""
+    X, y, qid = _small(8)
+    ranker = cls(max_iter=2, random_state=0, **FAST).fit(X, y, groups=qid)
+    with pytest.raises(ValueError, match="at most 30") as at_fit:
+        cls(max_iter=2, **FAST).fit(X, y * 10, groups=qid)
+    with pytest.raises(ValueError, match="at most 30") as at_score:
+        ranker.score(X, y * 10, groups=qid)
+    assert str(at_score.value) == str(at_fit.value)
+    assert ('gain="linear" or rescale' in str(at_score.value)) == ("gain" in ranker.get_params())
+
+
 def test_feature_count_mismatch_at_predict():
     X, y, qid = _small(8)
     for cls in RANKERS:
