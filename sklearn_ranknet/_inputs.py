@@ -150,11 +150,18 @@ class InputScaling:
         overflowed = ~(np.isfinite(mean) & np.isfinite(scale))
         if overflowed.any():
             # Values beyond ~1e154 square to inf (only raw features can).
+            first = int(np.flatnonzero(overflowed)[0])
+            # An encoded input names the column of X it encodes.
+            feature = first if encoding is None else int(encoding.source[first])
+            others = {
+                "standard": '"piecewise" (quantile bins) or "log1p"',
+                "piecewise": '"log1p"',
+                "log1p": '"piecewise" (quantile bins)',
+            }[kind]
             raise ValueError(
-                f"feature_scaling={kind!r} cannot standardize feature "
-                f"{int(np.flatnonzero(overflowed)[0])}: its mean or variance overflows "
-                'float64. Use feature_scaling="piecewise" (quantile bins) or "log1p", '
-                "or rescale the feature."
+                f"feature_scaling={kind!r} cannot standardize feature {feature} of X: "
+                "its values reach so far that their mean or variance overflows float64. "
+                f"Use feature_scaling={others}, or rescale the feature."
             )
         # Constant features are only centred, as StandardScaler does: a
         # spread within the rounding of count additions of the mean is 0.
@@ -277,10 +284,14 @@ def feature_moments(kind, X, rows=None, encoding=None):
     n_inputs = X.shape[1] if encoding is None else encoding.n_inputs
     moments = (0, np.zeros(n_inputs), np.zeros(n_inputs))
     step = block_rows(n_inputs)
-    for start in range(0, n_rows, step):
-        stop = min(start + step, n_rows)
-        block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop], encoding)
-        moments = merge_moments(moments, (stop - start, *_mean_and_squares(block)))
+    # Features whose values reach past ~1e154 overflow here: the moments
+    # come out non-finite, and InputScaling.from_moments says so with a
+    # remedy, so numpy's RuntimeWarnings would only be noise before it.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, n_rows, step):
+            stop = min(start + step, n_rows)
+            block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop], encoding)
+            moments = merge_moments(moments, (stop - start, *_mean_and_squares(block)))
     return moments
 
 
@@ -441,7 +452,10 @@ def _bins_of(edges):
     infinite width (an input always 0) for a feature with one value."""
     if len(edges) < 2:
         return edges[:1].astype(np.float64), np.array([np.inf])
-    return edges[:-1].astype(np.float64), np.diff(edges.astype(np.float64))
+    # Edges ~1e308 apart give an infinite width; the moments of such a
+    # feature's inputs are then non-finite, which fitting reports.
+    with np.errstate(over="ignore"):
+        return edges[:-1].astype(np.float64), np.diff(edges.astype(np.float64))
 
 
 def _column_quantiles(X, sample, levels):

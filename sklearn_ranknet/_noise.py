@@ -54,13 +54,16 @@ def _sample_columns(X, rows):
     giving the dense ``X[rows][:, columns]``. Wide data is never densified
     whole: CSR rows stay sparse, dense columns are read a block at a time
     (a copy of ``X[rows]`` would be as large as X on small data)."""
-    if sp.issparse(X):
-        sample = sp.csr_matrix(X[rows])
-        spread = np.asarray(sample.max(axis=0).todense() - sample.min(axis=0).todense()).ravel()
-        return spread, lambda columns: sample[:, columns].toarray()
-    width = max(1, REDUNDANCY_BLOCK_VALUES // len(rows))
-    spread = np.concatenate([np.ptp(X[rows, start:start + width], axis=0)
-                             for start in range(0, X.shape[1], width)])
+    # Only "spread > 0" is read, which a spread overflowing to inf answers
+    # right: no RuntimeWarning for features beyond +-1e308 / 2.
+    with np.errstate(over="ignore"):
+        if sp.issparse(X):
+            sample = sp.csr_matrix(X[rows])
+            spread = np.asarray(sample.max(axis=0).todense() - sample.min(axis=0).todense()).ravel()
+            return spread, lambda columns: sample[:, columns].toarray()
+        width = max(1, REDUNDANCY_BLOCK_VALUES // len(rows))
+        spread = np.concatenate([np.ptp(X[rows, start:start + width], axis=0)
+                                 for start in range(0, X.shape[1], width)])
     return spread, lambda columns: X[np.ix_(rows, columns)]
 
 

@@ -1080,7 +1080,13 @@ def _bad_data_cases():
         case(f"y_subnormal_{cls.__name__}", y_=tiny_labels, cls=cls, params={"gain": "linear"},
              match="positive labels as small as 9.99989e-321, below the smallest normal float")
     case("X_beyond_1e154_standardized", X_=X * 1e160, params={"feature_scaling": "standard"},
-         match=r"cannot standardize feature 0: its mean or variance overflows.*piecewise")
+         match=r"cannot standardize feature 0 of X: .*mean or variance overflows.*\"piecewise\"")
+    # Piecewise: the message names the column of X (not one of its encoded
+    # inputs) and advises another scaling than the one that failed.
+    X_extreme = X.copy()
+    X_extreme[:, 2] = np.where(y > 0, 1e308, -1e308)
+    case("X_range_past_float_max_piecewise", X_=X_extreme, params={"feature_scaling": "piecewise"},
+         match=r"'piecewise' cannot standardize feature 2 of X: .*Use feature_scaling=\"log1p\", or rescale")
     case("y_2d", y_=np.c_[y, y], match="1d array")
     case("y_too_short", y_=y[:-1], match="inconsistent numbers of samples")
     case("X_empty", X_=X[:0], y_=y[:0], qid_=qid[:0], match="0 sample")
