@@ -503,6 +503,12 @@ def _grouped_scorer(score_func, check_func, metric_kwargs):
             "groups cannot be fixed in a scorer: it differs from fold to fold "
             "and arrives through metadata routing."
         )
+    if "sample_weight" in metric_kwargs:
+        raise TypeError(
+            "sample_weight cannot be fixed in a scorer: it differs from fold to "
+            "fold. Request it through metadata routing instead: "
+            "scorer.set_score_request(groups=True, sample_weight=True)."
+        )
     # Fail now, not in the middle of a search, on a bad k, gain or typo.
     check_func([1.0, 0.0], [1.0, 0.0], groups=[0, 0], **metric_kwargs)
     scorer = _QueryScorer(score_func, 1, metric_kwargs, response_method="predict")
@@ -535,7 +541,10 @@ def ndcg_scorer(k=10, **metric_kwargs):
     Returns
     -------
     scorer : callable
-        ``scorer(estimator, X, y, groups=...)``, greater is better. Usable as
+        ``scorer(estimator, X, y, groups=...)``, greater is better (passing
+        ``groups=`` in a direct call needs routing on, as every scikit-learn
+        scorer's extra arguments do; with routing off, the ids come from
+        ``query_column``). Usable as
         ``scoring=`` alone or in a dict of several scorers. For a weighted
         mean over queries, ask for the weights too:
         ``scorer.set_score_request(groups=True, sample_weight=True)`` (the
@@ -575,7 +584,8 @@ def map_scorer(k=None, **metric_kwargs):
     Returns
     -------
     scorer : callable
-        ``scorer(estimator, X, y, groups=...)``, greater is better.
+        ``scorer(estimator, X, y, groups=...)``, greater is better; a direct
+        call with ``groups=`` needs routing on, as in :func:`ndcg_scorer`.
 
     Examples
     --------

@@ -158,6 +158,9 @@ def test_bad_scorer_arguments_fail_at_creation():
         map_scorer(gain="linear")  # MAP has no gain
     with pytest.raises(TypeError, match="metadata routing"):
         ndcg_scorer(groups=[0, 0])
+    for make in (ndcg_scorer, map_scorer):  # per fold, like groups
+        with pytest.raises(TypeError, match=r"sample_weight cannot be fixed.*set_score_request"):
+            make(sample_weight=np.ones(100))
 
 
 def test_scorer_reports_greater_is_better_and_its_settings():
