@@ -221,6 +221,15 @@ class BaggingRanker(BaseEstimator):
                 "on the BaggingRanker only: its members get the features without "
                 "the column, and the query ids as groups."
             )
+        member_column = query_column_of(template)
+        if isinstance(member_column, str):
+            raise ValueError(
+                f"The estimator's query_column={member_column!r} names a column, but "
+                "BaggingRanker hands its members the values of X, without column "
+                f"names. Set query_column={member_column!r} on the BaggingRanker "
+                "instead (and None on the estimator): its members then get the "
+                "features and the query ids as groups."
+            )
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=None, ensure_all_finite=False, reset=True,
         )

@@ -451,3 +451,18 @@ def test_score_with_labels_above_30_advises_for_the_member(member, advice):
     bag = BaggingRanker(member, n_estimators=2, random_state=0).fit(X, y, groups=groups)
     with pytest.raises(ValueError, match=f"at most 30. {re.escape(advice)}"):
         bag.score(X, y + 31, groups=qid)
+
+
+def test_member_query_column_by_name_is_refused_with_the_fix():
+    """The members get X's values without column names, so a member's
+    query_column name can name nothing; the message says where to set it."""
+    X, y, qid = _small()
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]).assign(qid=qid)
+    member = LambdaRankRanker(max_iter=2, random_state=0, query_column="qid")
+    with pytest.raises(ValueError, match=r"query_column='qid' on the BaggingRanker instead"):
+        BaggingRanker(member, n_estimators=2, random_state=0).fit(frame, y)
+    # The fix the message gives works.
+    bag = BaggingRanker(
+        LambdaRankRanker(max_iter=2, random_state=0), n_estimators=2, random_state=0, query_column="qid"
+    ).fit(frame, y)
+    assert 0.0 <= bag.score(frame, y) <= 1.0
