@@ -158,7 +158,9 @@ class LambdaRankRanker(BaseRanker):
         ``cross_validate``, ``GridSearchCV``, ``learning_curve`` and
         :func:`~sklearn_ranknet.inspection.permutation_importance` work with
         metadata routing off. ``groups=`` may still be passed; it must then
-        agree with the column. Removing the column copies ``X`` once per call.
+        put the rows in the same queries as the column does (equal ids, or
+        ids the column maps one to one, as a scaler in front of the ranker
+        transforms it). Removing the column copies ``X`` once per call.
     metric : {"ndcg", "map"}, default="ndcg"
         Weight pairs by |delta NDCG@k| or by |delta AP@k| (relevant means
         label > 0).

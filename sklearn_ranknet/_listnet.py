@@ -151,7 +151,9 @@ class ListNetRanker(BaseRanker):
         ``cross_validate``, ``GridSearchCV``, ``learning_curve`` and
         :func:`~sklearn_ranknet.inspection.permutation_importance` work with
         metadata routing off. ``groups=`` may still be passed; it must then
-        agree with the column. Removing the column copies ``X`` once per call.
+        put the rows in the same queries as the column does (equal ids, or
+        ids the column maps one to one, as a scaler in front of the ranker
+        transforms it). Removing the column copies ``X`` once per call.
     gain : {"exponential", "linear"}, default="exponential"
         The target distribution of a query is proportional to the NDCG gain
         of its labels, ``2**label - 1`` or ``label`` (TF-Ranking's

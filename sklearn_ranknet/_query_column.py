@@ -110,19 +110,41 @@ def features_and_groups(X, groups, query_column):
 def merge_groups(groups, query_ids, query_column):
     """One set of query ids from ``groups=`` and the query column.
 
-    Either may be None; when both are given they must agree row by row.
+    Either may be None. When both are given they must describe the same
+    queries: equal ids, or ids that map one to one (a scaler in front of the
+    ranker standardizes the column too, while metadata routing hands the
+    ranker the untouched ids); ``groups`` is returned.
     """
     if query_ids is None:
         return groups
     if groups is None:
         return query_ids
     given = np.asarray(groups)
-    if given.shape != query_ids.shape or not np.array_equal(given, query_ids):
+    if given.shape != query_ids.shape or not (
+        np.array_equal(given, query_ids) or _same_queries(given, query_ids)
+    ):
         raise ValueError(
             f"groups and the query column of X (query_column={query_column!r}) "
-            "disagree. Pass one of them, not both."
+            "put the rows in different queries. Pass the ids once: either as "
+            "groups (and query_column=None), or in the column (with routing on, "
+            "stop routing them to the ranker: ranker.set_fit_request(groups=False)"
+            ".set_score_request(groups=False)). A step before the ranker that "
+            "mixes columns (PCA, a ColumnTransformer's reordering) changes the "
+            "column too."
         )
     return groups
+
+
+def _same_queries(a, b):
+    """Whether ids ``a`` and ``b`` (1-d, one per row) split the rows into the
+    same queries: each id of one matches exactly one id of the other."""
+    try:
+        ids_a, query_a = np.unique(a, return_inverse=True)
+        ids_b, query_b = np.unique(b, return_inverse=True)
+    except TypeError:  # ids that do not sort (mixed types): the ids' own check reports them
+        return False
+    pairs = np.unique(query_a.ravel() * len(ids_b) + query_b.ravel())
+    return len(ids_a) == len(ids_b) == len(pairs)
 
 
 def query_column_of(estimator):

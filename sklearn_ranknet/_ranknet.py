@@ -144,7 +144,9 @@ class RankNetRanker(BaseRanker):
         ``cross_validate``, ``GridSearchCV``, ``learning_curve`` and
         :func:`~sklearn_ranknet.inspection.permutation_importance` work with
         metadata routing off. ``groups=`` may still be passed; it must then
-        agree with the column. Removing the column copies ``X`` once per call.
+        put the rows in the same queries as the column does (equal ids, or
+        ids the column maps one to one, as a scaler in front of the ranker
+        transforms it). Removing the column copies ``X`` once per call.
     pair_targets : {"hard", "soft"}, default="hard"
         Target probability that document i ranks above j, for each pair with
         y_i > y_j: 1 ("hard"), or sigmoid(y_i - y_j) ("soft", Burges et al.,

@@ -103,16 +103,35 @@ def test_partial_fit_reads_the_column():
     assert_same_training(ranker.predict(with_column), reference.predict(X))
 
 
-def test_groups_and_column_must_agree():
+def test_groups_and_column_must_describe_the_same_queries():
     X, y, qid = _data()
     with_column = np.column_stack([qid, X])
     ranker = LambdaRankRanker(query_column=0, **FAST)
     ranker.fit(with_column, y, groups=qid)  # the same ids: fine
-    with pytest.raises(ValueError, match="groups and the query column of X .* disagree"):
-        ranker.fit(with_column, y, groups=qid + 1)
+    reference = ranker.predict(with_column)
+    # Other ids for the same queries, in the same sorted order (minibatches
+    # follow it): the same model. A scaler maps the column so.
+    for same_queries in (qid + 1, (qid - qid.mean()) / qid.std()):
+        np.testing.assert_array_equal(ranker.fit(with_column, y, groups=same_queries).predict(with_column), reference)
+    with pytest.raises(ValueError, match="groups and the query column of X .* put the rows in different queries"):
+        ranker.fit(with_column, y, groups=qid // 2)  # two queries merged into one
     ranker.fit(with_column, y)
-    with pytest.raises(ValueError, match="disagree"):
+    with pytest.raises(ValueError, match="different queries.*set_fit_request"):
         ranker.score(with_column, y, groups=np.roll(qid, 1))
+
+
+def test_scaled_query_column_with_routed_groups_in_a_pipeline():
+    """With routing on, GroupKFold needs groups, the ranker requests them,
+    and the scaler standardizes the id column it also reads: both describe
+    the same queries, so the pipeline fits as with routing off."""
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    pipe = make_pipeline(StandardScaler(), LambdaRankRanker(query_column=0, **FAST))
+    with sklearn.config_context(enable_metadata_routing=False):
+        off = cross_validate(pipe, with_column, y, groups=qid, cv=GroupKFold(3), scoring=ndcg_scorer(5))
+    with sklearn.config_context(enable_metadata_routing=True):
+        on = cross_validate(pipe, with_column, y, params={"groups": qid}, cv=GroupKFold(3), scoring=ndcg_scorer(5))
+    np.testing.assert_allclose(on["test_score"], off["test_score"], rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize(
