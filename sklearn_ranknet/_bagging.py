@@ -37,7 +37,8 @@ from ._base import score_by_query
 from ._groups import group_rows, query_of_row, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._query_column import (
-    QUERY_COLUMN_CONSTRAINT, features_and_groups, query_column_of, query_ids_in, split_query_column,
+    QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, query_column_of, query_ids_in,
+    split_query_column,
 )
 
 _MAX_SEED = np.iinfo(np.int32).max
@@ -300,7 +301,9 @@ class BaggingRanker(BaseEstimator):
             Higher means ranked higher within its query.
         """
         check_is_fitted(self, "estimators_")
-        return self._predict_features(split_query_column(X, self.query_column)[0])
+        features = split_query_column(X, self.query_column)[0]
+        check_width_with_column(features, self.query_column, self)
+        return self._predict_features(features)
 
     def _predict_features(self, X):
         X = validate_data(self, X, accept_sparse="csr", dtype=None, ensure_all_finite=False, reset=False)

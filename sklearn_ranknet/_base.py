@@ -24,7 +24,8 @@ from ._inputs import (
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._noise import auto_input_noise
 from ._query_column import (
-    QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, features_and_groups, split_query_column,
+    QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, check_width_with_column, features_and_groups,
+    merge_groups, split_query_column,
 )
 from ._training import SCORE_K, TrainingSet
 from ._validation import check_relevance_labels, float_column, label_remedy
@@ -264,7 +265,9 @@ class BaseRanker(BaseEstimator):
             Pointwise scores: no query ids are needed to predict.
         """
         check_is_fitted(self, "coefs_")
-        return self._predict_features(split_query_column(X, self.query_column)[0])
+        features = split_query_column(X, self.query_column)[0]
+        check_width_with_column(features, self.query_column, self)
+        return self._predict_features(features)
 
     def _predict_features(self, X):
         """Scores of rows given without their query column."""
@@ -628,7 +631,9 @@ def score_by_query(ranker, X, y, groups, sample_weight, scoring_ranker):
     column, an error without any for several rows. The gain is that of
     ``scoring_ranker`` (the ranker itself, or a BaggingRanker's member), and
     so is the advice for labels too large for it."""
-    X, groups = features_and_groups(X, groups, ranker.query_column)
+    X, query_ids = split_query_column(X, ranker.query_column)
+    check_width_with_column(X, ranker.query_column, ranker)  # before its ids are compared
+    groups = merge_groups(groups, query_ids, ranker.query_column)
     scores = ranker._predict_features(X)
     check_groups_for_score(groups, len(scores), type(ranker).__name__)
     gain = getattr(scoring_ranker, "gain", "exponential")

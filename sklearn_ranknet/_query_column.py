@@ -100,6 +100,22 @@ def split_query_column(X, query_column):
     return np.delete(X, position, axis=1), X[:, position]
 
 
+def check_width_with_column(features, query_column, estimator):
+    """After the query column is dropped, ``features`` must be as wide as
+    the fitted ``estimator``'s input; say so in X's own columns, which is
+    what the user counts (scikit-learn's message would count the features
+    left)."""
+    expected = getattr(estimator, "n_features_in_", None)
+    shape = getattr(features, "shape", ())
+    if query_column is None or expected is None or len(shape) != 2 or shape[1] == expected:
+        return
+    raise ValueError(
+        f"X has {shape[1] + 1} columns, but {type(estimator).__name__} with "
+        f"query_column={query_column!r} expects {expected + 1}: the query-id "
+        f"column and the {expected} features it was fitted on."
+    )
+
+
 def features_and_groups(X, groups, query_column):
     """``X`` without its query column, and one set of query ids from
     ``groups=`` and that column (see :func:`merge_groups`)."""

@@ -381,3 +381,22 @@ def test_scikit_learn_permutation_importance_with_routing_off():
     # Its baseline is scored query by query.
     baseline = ndcg_score(y, ranker.predict(with_column), groups=qid, k=10)
     assert baseline == pytest.approx(ranker.score(with_column, y), abs=0)
+
+
+@pytest.mark.parametrize("bagged", [False, True], ids=["ranker", "bagging"])
+def test_wrong_width_counts_the_columns_of_X(bagged):
+    """Given the features without their id column, the message counts X's
+    own columns and names the id column, not one feature short."""
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    ranker = BaggingRanker(LambdaRankRanker(**FAST), n_estimators=2, query_column=0) if bagged else (
+        LambdaRankRanker(query_column=0, **FAST))
+    ranker.fit(with_column, y)
+    n = X.shape[1]
+    message = rf"X has {n} columns, but {type(ranker).__name__} with query_column=0 expects {n + 1}: the query-id column"
+    with pytest.raises(ValueError, match=message):
+        ranker.predict(X)
+    with pytest.raises(ValueError, match=message):
+        ranker.score(X, y, groups=qid)
+    # The right width still works.
+    assert np.isfinite(ranker.predict(with_column)).all()
