@@ -167,8 +167,8 @@ class BaseRanker(BaseEstimator):
     def fit(self, X, y, groups=None, sample_weight=None):
         """Fit the ranker to documents grouped by query.
 
-        A call that raises leaves the ranker as it was before it (unfitted,
-        or the previous model with ``warm_start=True``).
+        A call that raises leaves the ranker as it was before it: unfitted,
+        or with the model it had.
 
         Parameters
         ----------

@@ -88,7 +88,6 @@ from . import _dask_training
 from . import metrics as _metrics
 from ._base import OPTIMIZER_STATE, check_groups_for_score
 from ._groups import QueryGroups, query_weights
-from ._inputs import INPUT_SCALING_ATTRIBUTES
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
 from ._query_column import ROUTING_OFF_FIXES, merge_groups, split_query_column
@@ -556,21 +555,16 @@ class _DaskRanker:
                 "fit the in-memory ranker)."
             )
         client = _get_client(self.client)
-        if not (self.warm_start and hasattr(self, "coefs_")):
-            self._reset()
-        for name in OPTIMIZER_STATE:
-            self.__dict__.pop(name, None)
-        first_call = not hasattr(self, "coefs_")
-        try:
+        # As in memory: a fit that raises leaves the ranker as it was.
+        with self._as_before_if_it_raises():
+            if not (self.warm_start and hasattr(self, "coefs_")):
+                self._reset()
+            for name in OPTIMIZER_STATE:
+                self.__dict__.pop(name, None)
+            first_call = not hasattr(self, "coefs_")
             self.input_noise_ = self._input_noise(None, incremental=False)
             shards = self._shards(client, X, y, groups, sample_weight, first_call)
             _dask_training.fit(self, client, shards, design=self._design)
-        except BaseException:
-            if first_call:  # no half-trained model may pass check_is_fitted
-                for name in ("coefs_", "intercepts_", "n_features_in_", "feature_names_in_",
-                             "input_noise_", *INPUT_SCALING_ATTRIBUTES):
-                    self.__dict__.pop(name, None)
-            raise
         return self
 
     def _shards(self, client, X, y, groups, sample_weight, first_call):

@@ -27,9 +27,10 @@ pd = pytest.importorskip("pandas")
 import joblib  # noqa: E402
 import sklearn  # noqa: E402
 from sklearn.base import clone  # noqa: E402
-from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning, NotFittedError  # noqa: E402
 from sklearn.model_selection import GridSearchCV, GroupKFold  # noqa: E402
 from sklearn.utils import check_random_state  # noqa: E402
+from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker  # noqa: E402
 from sklearn_ranknet import _dask_training, _network  # noqa: E402
@@ -483,6 +484,8 @@ def test_input_errors(client, data):
     with pytest.raises(ValueError):
         ranker.fit(dX, dy - 5, groups=dq)
     assert not hasattr(ranker, "coefs_")  # no half-fitted model
+    with pytest.raises(NotFittedError):  # scikit-learn's generic test agrees
+        check_is_fitted(ranker)
     with pytest.warns(UserWarning, match="no groups"):
         quiet_fit(skd.DaskRankNetRanker(**{**QUICK, "max_iter": 1}), dX[:40], dy[:40])
 
