@@ -176,8 +176,9 @@ class BaseRanker(BaseEstimator):
             Feature vectors of (query, document) pairs. Never copied:
             each minibatch gathers its own rows. float32 input trains a
             float32 model (weights and products), as ``MLPRegressor`` does;
-            other dtypes are converted to float64. CSR input is used as is;
-            a pandas DataFrame sets ``feature_names_in_``.
+            other dtypes are converted to float64. CSR input is used as is
+            (one that stores duplicate entries is first summed into a
+            canonical copy); a pandas DataFrame sets ``feature_names_in_``.
         y : array-like of shape (n_samples,)
             Graded relevance of each row, finite and >= 0 (e.g. 0..4).
             Rankers learn from documents of one query with different labels;
