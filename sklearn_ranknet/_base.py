@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import assert_all_finite, check_is_fitted, validate_data
 
 from . import _network, _training
 from ._inputs import (
@@ -397,6 +397,9 @@ class BaseRanker(BaseEstimator):
         if y.dtype.kind not in "biuf":
             raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got dtype {y.dtype}.")
         y = y.astype(np.float64, copy=False)
+        # scikit-learn's check passes an object y holding None (None != None
+        # is False), and y_numeric then turns it into NaN.
+        assert_all_finite(y, input_name="y")
         check_relevance_labels(
             y, exponential_gain=self._uses_exponential_gain(), input_name="y", remedy=label_remedy(self)
         )

@@ -54,7 +54,7 @@ from ._training import (
     SCORE_K, EpochMonitor, TrainingSet, _check_finite, _epoch_batches, _l2_strength, _loss_sample, _scores,
     _step, noise_table, pool_has_work, split_validation,
 )
-from ._validation import check_relevance_labels, label_remedy
+from ._validation import check_relevance_labels, label_remedy, shown
 from .metrics import ndcg_per_query
 
 #: Training designs (see the module docstring).
@@ -413,7 +413,7 @@ def check_disjoint(sorted_ids, partition_of, partitioned_by_query):
         else "After co-location,"
     )
     raise ValueError(
-        f"{cause} query {sorted_ids[first]!r} has rows in partitions {where[0]} and "
+        f"{cause} query {shown(sorted_ids[first])!r} has rows in partitions {where[0]} and "
         f"{where[-1]} ({n_split} quer{'y is' if n_split == 1 else 'ies are'} split). Set "
         "partitioned_by_query=False to let the shuffle co-locate each query's rows, or "
         "repartition the data by query id."

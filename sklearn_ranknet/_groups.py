@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import shown
+
 
 @dataclass(frozen=True)
 class QueryGroups:
@@ -306,7 +308,7 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight", re
         query = int(np.searchsorted(query_groups.offsets, row, side="right")) - 1
         raise ValueError(
             f"{input_name} weighs whole queries, so it must be the same on every "
-            f"row of a query; query {query_groups.query_ids[query]!r} has "
+            f"row of a query; query {shown(query_groups.query_ids[query])!r} has "
             f"different weights ({per_query[query]:g} and {arranged[row]:g})."
         )
     if not per_query.any():

@@ -75,4 +75,17 @@ def float_column(values, input_name):
         raise ValueError(
             f"{input_name} must be 1-d, one value per row; got an array of shape {shape}."
         )
+    kind = getattr(getattr(values, "dtype", None), "kind", None)
+    if kind is None:  # a list: numpy says what it holds
+        kind = np.asarray(values).dtype.kind
+    if kind in "USV":
+        # As scikit-learn's metrics: text is not silently read as numbers.
+        raise ValueError(f"{input_name} must hold numbers; got text (e.g. {shown(np.ravel(values)[0])!r}).")
     return column_or_1d(values, dtype=np.float64, input_name=input_name)
+
+
+def shown(value):
+    """``value`` as an error message should show it: a numpy scalar as the
+    Python value it holds (NumPy 2's repr would print ``np.int64(5)`` for a
+    query id the user wrote as 5)."""
+    return value.item() if isinstance(value, np.generic) else value

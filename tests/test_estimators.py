@@ -1064,6 +1064,12 @@ def _bad_data_cases():
     y_inf = y.astype(float)
     y_inf[2] = np.inf
     case("y_inf", y_=y_inf, match="Input y contains infinity")
+    # An object y with a missing label: scikit-learn's own check lets None
+    # through and y_numeric turns it into NaN.
+    y_none = y.astype(object)
+    y_none[2] = None
+    case("y_none", y_=y_none, match="Input y contains NaN")
+    case("y_none_ranknet", y_=y_none, cls=RankNetRanker, match="Input y contains NaN")
     y_neg = y.copy()
     y_neg[2] = -1
     case("y_negative", y_=y_neg, match="negative relevance labels")

@@ -567,6 +567,10 @@ S = [0.3, 0.2, 0.1]
         ([2, -1, 1], S, None, "negative relevance labels"),
         ([], [], None, "empty"),
         ([], [], [], "empty"),
+        # Text is refused, as scikit-learn's metrics refuse it, not read as numbers.
+        (["2", "0", "1"], S, None, "y_true must hold numbers; got text \\(e.g. '2'\\)"),
+        (Y, np.array(["0.3", "0.2", "0.1"]), None, "y_score must hold numbers; got text"),
+        (np.array([2, None, 1], dtype=object), S, None, "y_true contains NaN"),
     ],
 )
 def test_bad_input(func, y_true, y_score, groups, match):

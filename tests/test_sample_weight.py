@@ -81,6 +81,8 @@ def test_metric_weights_near_floats_limit_are_their_ratios(metric):
     "weight, message",
     [
         ([1, 2, 1, 1, 1, 1], "same on every row of a query"),
+        # The id as the user wrote it, not numpy's repr (np.int64(0)).
+        ([1, 2, 1, 1, 1, 1], r"query 0 has different weights \(1 and 2\)"),
         ([1, 1, 1, -1, -1, -1], "finite and >= 0"),
         ([0, 0, 0, 0, 0, 0], "zero for every query"),
         ([1, 1, 1], r"one weight per row"),
