@@ -347,13 +347,12 @@ def _read_query_sizes(query_path):
     return sizes
 
 
-def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None):
+def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero_based="auto"):
     """Load a learning-to-rank dataset in SVMlight / LETOR format.
 
     Rows look like ``label [qid:<id>] <feature>:<value> ...``. The file is
-    read with :func:`sklearn.datasets.load_svmlight_file`, whose
-    ``zero_based="auto"`` rule applies: feature ids are taken as one-based
-    unless some file contains feature id 0.
+    read with :func:`sklearn.datasets.load_svmlight_file`; ``zero_based``
+    says how its feature ids are numbered (see below).
 
     The query of each row comes from, in this order:
 
@@ -388,6 +387,16 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None):
     query_path : str or path-like, default=None
         Sidecar file of query sizes. By default ``path + ".query"`` is used
         when it exists.
+
+    zero_based : bool or "auto", default="auto"
+        Whether feature ids start at 0 (column ``j`` of ``X`` is id ``j``)
+        or at 1 (column ``j`` is id ``j + 1``). ``"auto"``, scikit-learn's
+        rule, decides per file: one-based unless the file holds id 0. So a
+        train file that holds id 0 and a test file that does not would be
+        numbered differently, every test column shifted by one; when loading
+        a dataset's files one by one, say it: ``False`` for LETOR, MSLR-WEB,
+        Yahoo and Istella files, whose ids start at 1 (a file that holds
+        id 0 is then an error).
 
     Returns
     -------
@@ -427,7 +436,7 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None):
     array([0.5, 0. , 1. ])
     """
     X, y, qid = load_svmlight_file(
-        path, n_features=n_features, dtype=dtype, query_id=True
+        path, n_features=n_features, dtype=dtype, query_id=True, zero_based=zero_based
     )
     n_samples = X.shape[0]
 

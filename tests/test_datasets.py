@@ -346,6 +346,25 @@ def test_load_letor_qid(tmp_path):
     assert X.shape == (5, 10)
 
 
+def test_load_letor_zero_based_keeps_train_and_test_columns_aligned(tmp_path):
+    """Per file, scikit-learn's "auto" rule numbers ids from 0 only when the
+    file holds id 0; saying how the dataset numbers them aligns its files."""
+    train, test = tmp_path / "train.txt", tmp_path / "test.txt"
+    train.write_text("1 qid:1 0:1 1:2 2:3\n0 qid:1 1:5 2:6\n")  # holds id 0
+    test.write_text("1 qid:2 1:2 2:3\n0 qid:2 1:5 2:6\n")  # the same rows without feature 0
+    X_train, _, _ = load_letor(train, zero_based=True)
+    X_test, _, _ = load_letor(test, n_features=3, zero_based=True)
+    np.testing.assert_array_equal(X_test.toarray(), [[0, 2, 3], [0, 5, 6]])
+    np.testing.assert_array_equal(X_train.toarray()[:, 1:], X_test.toarray()[:, 1:])
+    # "auto" reads the test file from 1: its columns shift (documented).
+    X_auto, _, _ = load_letor(test, n_features=3)
+    np.testing.assert_array_equal(X_auto.toarray(), [[2, 3, 0], [5, 6, 0]])
+    # One-based data said to be so: id 0 is an error, not a shift.
+    with pytest.raises(ValueError, match="[Ii]nvalid index 0"):
+        load_letor(train, zero_based=False)
+    np.testing.assert_array_equal(load_letor(test, zero_based=False)[0].toarray(), X_auto.toarray()[:, :2])
+
+
 def test_load_letor_qid_with_sidecar(tmp_path):
     path = tmp_path / "train.txt"
     path.write_text(QID_FILE)

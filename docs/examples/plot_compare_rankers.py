@@ -50,8 +50,10 @@ def find_yahoo_sample():
 folder = find_yahoo_sample()
 if folder is not None:
     data_name = "Yahoo LTR sample"
-    X_train, y_train, qid_train = load_letor(folder / "rank.train")
-    X_test, y_test, qid_test = load_letor(folder / "rank.test", n_features=X_train.shape[1])
+    # Feature ids start at 1 in LETOR-format files: saying so keeps the
+    # columns of the two files aligned whichever ids each file holds.
+    X_train, y_train, qid_train = load_letor(folder / "rank.train", zero_based=False)
+    X_test, y_test, qid_test = load_letor(folder / "rank.test", n_features=X_train.shape[1], zero_based=False)
 else:
     data_name = "make_ranking (synthetic)"
     print(
