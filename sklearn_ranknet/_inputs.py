@@ -31,6 +31,8 @@ inputs as above. The network sees more inputs than there are features, so
 CSR rows are encoded into CSR rows and stay sparse.
 """
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -158,10 +160,15 @@ class InputScaling:
                 "piecewise": '"log1p"',
                 "log1p": '"piecewise" (quantile bins)',
             }[kind]
+            if np.dtype(dtype) == np.float64:
+                where, remedy = "float64", f"Use feature_scaling={others}, or rescale the feature."
+            else:  # float32 cannot hold what float64 overflows on: its own range was exceeded
+                where = f"{np.dtype(dtype)}, the dtype of X"
+                remedy = f"Give X as float64, use feature_scaling={others}, or rescale the feature."
             raise ValueError(
                 f"feature_scaling={kind!r} cannot standardize feature {feature} of X: "
-                "its values reach so far that their mean or variance overflows float64. "
-                f"Use feature_scaling={others}, or rescale the feature."
+                f"its values reach so far that their scaled values, mean or variance overflow {where}. "
+                f"{remedy}"
             )
         # Constant features are only centred, as StandardScaler does: a
         # spread within the rounding of count additions of the mean is 0.
@@ -169,6 +176,9 @@ class InputScaling:
         # Rows are multiplied by 1 / scale, which a spread below the
         # smallest normal number of the dtype (or 0 once cast) would make
         # infinite: such a feature counts as constant too.
+        flattened = (scale > 0.0) & (scale < np.finfo(dtype).tiny)
+        if flattened.any() and encoding is None:  # the encoding warned when it placed its edges
+            _warn_flattened(np.flatnonzero(flattened).tolist(), dtype)
         scale[scale < np.finfo(dtype).tiny] = 1.0
         return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding)
 
@@ -398,7 +408,11 @@ class PiecewiseEncoding:
             n_bins = piecewise_bins(n_rows)
         sample = edge_sample(n_rows, rows)
         levels = np.linspace(0.0, 1.0, n_bins + 1)
-        edges = [_distinct_edges(q.astype(X.dtype)) for q in _column_quantiles(X, sample, levels)]
+        quantiles = [q.astype(X.dtype) for q in _column_quantiles(X, sample, levels)]
+        edges = [_distinct_edges(q) for q in quantiles]
+        flattened = [j for j, (q, e) in enumerate(zip(quantiles, edges)) if len(e) == 1 < len(np.unique(q))]
+        if flattened:
+            _warn_flattened(flattened, X.dtype)
         return cls(edges, X.dtype)
 
     def transform(self, block):
@@ -431,6 +445,18 @@ class PiecewiseEncoding:
         encoded = sp.csr_matrix((values, columns, indptr), shape=(block.shape[0], self.n_inputs))
         encoded.eliminate_zeros()  # most inputs of a value are 0
         return encoded
+
+
+def _warn_flattened(features, dtype):
+    # Silently a constant input otherwise: every row would score the same.
+    more = f" (and {len(features) - 1} more)" if len(features) > 1 else ""
+    warnings.warn(
+        f"Feature {features[0]}{more} of X varies only by less than {np.dtype(dtype)}'s "
+        f"smallest normal number ({np.finfo(dtype).tiny:g}), so the input scaling reads "
+        "it as constant. Rescale it, or give X as float64.",
+        UserWarning,
+        stacklevel=2,
+    )
 
 
 def _distinct_edges(quantiles):

@@ -1086,13 +1086,18 @@ def _bad_data_cases():
         case(f"y_subnormal_{cls.__name__}", y_=tiny_labels, cls=cls, params={"gain": "linear"},
              match="positive labels as small as 9.99989e-321, below the smallest normal float")
     case("X_beyond_1e154_standardized", X_=X * 1e160, params={"feature_scaling": "standard"},
-         match=r"cannot standardize feature 0 of X: .*mean or variance overflows.*\"piecewise\"")
+         match=r"cannot standardize feature 0 of X: .*mean or variance overflow float64\. .*\"piecewise\"")
     # Piecewise: the message names the column of X (not one of its encoded
     # inputs) and advises another scaling than the one that failed.
     X_extreme = X.copy()
     X_extreme[:, 2] = np.where(y > 0, 1e308, -1e308)
     case("X_range_past_float_max_piecewise", X_=X_extreme, params={"feature_scaling": "piecewise"},
          match=r"'piecewise' cannot standardize feature 2 of X: .*Use feature_scaling=\"log1p\", or rescale")
+    # float32 X within float32's range, whose bins are wider than it: the
+    # message names float32, and float64 is the way out.
+    X_wide32 = X.astype(np.float32)
+    X_wide32[:, 1] = np.where(y > 0, 2e38, -2e38)
+    case("X_bins_past_float32_max", X_=X_wide32, match=r"overflow float32, the dtype of X\. Give X as float64")
     case("y_2d", y_=np.c_[y, y], match="1d array")
     case("y_too_short", y_=y[:-1], match="inconsistent numbers of samples")
     case("X_empty", X_=X[:0], y_=y[:0], qid_=qid[:0], match="0 sample")

@@ -1,5 +1,7 @@
 """Input scaling inside the rankers, dropout and input noise."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -274,3 +276,24 @@ def test_predict_uses_the_scaling_it_was_fitted_with():
     before = ranker.predict(sp.csr_matrix(X))
     ranker.set_params(feature_scaling="log1p")
     np.testing.assert_array_equal(ranker.predict(sp.csr_matrix(X)), before)
+
+
+@pytest.mark.parametrize("feature_scaling", ["piecewise", "standard", "log1p"])
+def test_features_below_float32s_normal_range_warn_that_they_read_as_constant(feature_scaling):
+    """Rows are multiplied by 1 / spread, which overflows float32 for a
+    spread below its smallest normal number: such a feature is read as
+    constant, and the user is told, since every row would score the same."""
+    from sklearn_ranknet import LambdaRankRanker
+    from sklearn_ranknet.datasets import make_ranking
+
+    X, y, qid = make_ranking(n_queries=20, n_features=3, n_informative=2, random_state=0)
+    X = X.astype(np.float32)
+    X[:, 1] = (X[:, 1] / np.abs(X[:, 1]).max() * 1e-39).astype(np.float32)  # subnormal, varied
+    assert len(np.unique(X[:, 1])) > 100
+    ranker = LambdaRankRanker(max_iter=2, random_state=0, feature_scaling=feature_scaling)
+    with pytest.warns(UserWarning, match=r"Feature 1 of X varies only by less than float32's smallest normal"):
+        ranker.fit(X, y, groups=qid)
+    # The same values in float64 are ordinary numbers: no warning.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*smallest normal")
+        ranker.fit(X.astype(np.float64), y, groups=qid)
