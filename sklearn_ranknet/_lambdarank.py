@@ -75,7 +75,8 @@ class LambdaRankRanker(BaseRanker):
         Hold out ``validation_fraction`` of the *queries*, monitor their
         NDCG@10 after every epoch, stop when it stops improving and keep the
         best weights. "auto" turns it on when the training data has at least
-        10,000 rows, as ``HistGradientBoostingRegressor`` does (and enough
+        10,000 rows, like ``HistGradientBoostingRegressor`` (which starts
+        above 10,000) (and enough
         queries to hold out two). Not with
         ``partial_fit``, nor with L-BFGS (True is then an error).
     validation_fraction : float, default=0.1
@@ -122,7 +123,9 @@ class LambdaRankRanker(BaseRanker):
         (or ``partial_fit``) and are kept by later ones.
     dropout : float in [0, 1), default=0.0
         Probability of dropping each hidden unit during training (inverted
-        dropout: ``predict`` is deterministic and uses every unit).
+        dropout: ``predict`` is deterministic and uses every unit). A linear
+        model (``hidden_layer_sizes=()``) has no hidden unit, so it has no
+        effect there, as ``momentum`` has none under ``solver="adam"``.
     input_noise : "auto" or float >= 0, default="auto"
         Standard deviation of Gaussian noise added to the standardized
         inputs during training only. Sparse minibatches are made dense when
@@ -237,7 +240,8 @@ class LambdaRankRanker(BaseRanker):
     default fit stops by itself, either when the training objective stops
     improving by ``tol`` (small data) or, from 10,000 rows, when the NDCG@10
     of held-out queries stops improving; it warns only when ``max_iter``
-    cuts it short.
+    cuts it short (on a few dozen queries or fewer, where an epoch is one or
+    two steps).
 
     Examples
     --------
