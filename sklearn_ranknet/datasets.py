@@ -155,7 +155,8 @@ def _observed_features(Z, problem):
         "n_informative": [Interval(Integral, 0, None, closed="left")],
         "min_docs": [Interval(Integral, 1, None, closed="left")],
         "max_docs": [Interval(Integral, 1, None, closed="left")],
-        "noise": [Interval(Real, 0, None, closed="left")],
+        # Past ~1e154 the latent's variance overflows float64.
+        "noise": [Interval(Real, 0, 1e150, closed="both")],
         "empty_query_fraction": [Interval(Real, 0, 1, closed="both")],
         "random_state": ["random_state"],
     },
@@ -233,7 +234,7 @@ def make_ranking(
     max_docs : int, default=50
         Largest number of documents in a query (at least ``min_docs``).
 
-    noise : float, default=0.5
+    noise : float in [0, 1e150], default=0.5
         Standard deviation of the Gaussian noise added to the latent
         relevance, relative to the unit standard deviation of the
         feature-driven signal. 0 gives labels that depend on ``X`` and the

@@ -183,6 +183,7 @@ def test_make_ranking_deterministic(default_draw):
         ({"max_docs": 0}, "max_docs"),
         ({"min_docs": 10, "max_docs": 5}, "min_docs"),
         ({"noise": -0.1}, "noise"),
+        ({"noise": 1e200}, "noise"),  # its square would overflow: refused up front
         ({"empty_query_fraction": -0.1}, "empty_query_fraction"),
         ({"empty_query_fraction": 1.5}, "empty_query_fraction"),
         ({"random_state": "seed"}, "random_state"),
