@@ -41,6 +41,7 @@ import time
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import check_array
+from sklearn.utils.validation import assert_all_finite
 
 from . import _network
 from ._groups import QueryGroups, group_rows, query_weights
@@ -94,6 +95,7 @@ class Shard:
             self.data, self.query_ids, self.weight_max = None, np.asarray(groups)[:0], None
             return
         X = check_array(X, dtype=(np.float64, np.float32), input_name="X")
+        assert_all_finite(y, input_name="y")  # the in-memory fit's check, on each shard
         check_relevance_labels(
             y, exponential_gain=template._uses_exponential_gain(), input_name="y",
             remedy=label_remedy(template),

@@ -61,6 +61,7 @@ True
 """
 
 import copy
+import sys
 import warnings
 
 try:
@@ -80,6 +81,7 @@ import inspect
 import re
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_feature_names, _check_n_features, check_is_fitted
@@ -441,12 +443,21 @@ def _get_client(client):
         ) from exc
 
 
-def _predict_rows(rows, model):
-    return model.predict(rows)
+def _predict_rows(rows, model, dtype):
+    # A partition may be empty (filtered data); the model refuses 0 rows.
+    return model.predict(rows) if rows.shape[0] else np.empty(0, dtype=dtype)
 
 
-def _predict_frame(frame, model):
-    return pd.Series(model.predict(frame), index=frame.index)
+def _predict_frame(frame, model, dtype):
+    return pd.Series(_predict_rows(frame, model, dtype), index=frame.index, dtype=dtype)
+
+
+def _scores_dtype(model_dtype, input_dtypes):
+    """The dtype ``predict`` returns: float32 when the model and every input
+    column are float32 (it then computes in float32), float64 otherwise,
+    as the in-memory ranker's ``predict`` does."""
+    inputs_float32 = all(np.dtype(d) == np.float32 for d in input_dtypes)
+    return np.dtype(np.float32 if inputs_float32 and model_dtype == np.float32 else np.float64)
 
 
 #: Attributes of a Dask ranker that its in-memory twin does not get.
@@ -562,6 +573,8 @@ class _DaskRanker:
             for name in OPTIMIZER_STATE:
                 self.__dict__.pop(name, None)
             first_call = not hasattr(self, "coefs_")
+            if not first_call:
+                self._check_same_network()  # warm_start continues the fitted network
             self.input_noise_ = self._input_noise(None, incremental=False)
             shards = self._shards(client, X, y, groups, sample_weight, first_call)
             _dask_training.fit(self, client, shards, design=self._design)
@@ -573,6 +586,12 @@ class _DaskRanker:
             raise TypeError(
                 f"X must be a dask Array or DataFrame; got {type(X).__name__}. For data in "
                 f"memory use {self._local_class.__name__}."
+            )
+        if isinstance(X, da.Array) and sp.issparse(X._meta):
+            raise TypeError(
+                "The Dask rankers train on dense features; X's chunks are scipy.sparse "
+                "matrices. Densify them (X.map_blocks(lambda b: b.toarray())), or fit "
+                f"{self._local_class.__name__} on the CSR matrix in memory."
             )
         if groups is None and self.query_column is None:
             warnings.warn(
@@ -613,16 +632,17 @@ class _DaskRanker:
         """
         check_is_fitted(self, "coefs_")
         model = self.to_local()
-        dtype = self.coefs_[0].dtype
         if isinstance(X, da.Array):
             if X.ndim != 2:
                 raise ValueError(f"X must be a 2-D dask array; got shape {X.shape}.")
             if X.numblocks[1] > 1:
                 X = X.rechunk({1: -1})
-            return X.map_blocks(_predict_rows, model, drop_axis=1, dtype=dtype,
+            dtype = _scores_dtype(self.coefs_[0].dtype, [X.dtype])
+            return X.map_blocks(_predict_rows, model, dtype, drop_axis=1, dtype=dtype,
                                 meta=np.empty((0,), dtype=dtype))
         if isinstance(X, dd.DataFrame):
-            scores = X.map_partitions(_predict_frame, model, meta=pd.Series([], dtype=dtype))
+            dtype = _scores_dtype(self.coefs_[0].dtype, X.dtypes)
+            scores = X.map_partitions(_predict_frame, model, dtype, meta=pd.Series([], dtype=dtype))
             return scores.to_dask_array()
         raise TypeError(
             f"X must be a dask Array or DataFrame; got {type(X).__name__}. For data in memory "
@@ -882,3 +902,9 @@ class DaskListNetRanker(_DaskRanker, ListNetRanker):
 for _cls in (DaskLambdaRankRanker, DaskRankNetRanker, DaskListNetRanker):
     _cls.__doc__ = _docstring(_cls._local_class, _cls.__name__)
 del _cls
+
+
+# A fitted Dask ranker exports to ONNX as its in-memory twin; if the ONNX
+# converters were registered before this module was imported, add these.
+if "sklearn_ranknet.onnx" in sys.modules:
+    sys.modules["sklearn_ranknet.onnx"].register_converters()

@@ -25,7 +25,8 @@ Notes
 * Precision: the graph computes in the input's type, as skl2onnx's
   converters do: float32 input (``to_onnx(model, X.astype(np.float32))``,
   the usual choice) gives a float32 graph and float32 scores, float64 input
-  a float64 graph; any other input type is cast to float32. The weights are
+  a float64 graph; int64 and bool input is cast to float32 (skl2onnx refuses
+  other types, such as int32 and float16, as for its own regressors). The weights are
   stored in that type, whatever the precision the model was trained in.
 * Input scaling (``feature_scaling``) is computed as ``predict`` computes it
   on dense rows, not folded into the first layer: ``sign(x) * log1p(|x|)``
@@ -80,6 +81,7 @@ Examples
 True
 """
 
+import sys
 import warnings
 
 import numpy as np
@@ -515,6 +517,8 @@ def _standardize(g, x, mean, scale):
 def _convert_ranker(scope, operator, container):
     """ONNX graph of one ranker: input scaling, then the network."""
     model = operator.raw_operator
+    if hasattr(model, "to_local"):  # a Dask ranker: its in-memory twin predicts on arrays
+        model = model.to_local()
     function = _ranker_function(model)
     _verify_against_predict(model, function)
     g = _graph_for(scope, operator, container)
@@ -588,7 +592,15 @@ def register_converters():
     >>> get_model_alias(BaggingRanker)
     'SklearnRanknetBaggingRanker'
     """
-    for cls, alias in RANKER_ALIASES.items():
+    aliases = dict(RANKER_ALIASES)
+    # The Dask rankers export as their in-memory twins. Registered only when
+    # sklearn_ranknet.dask is imported (it imports dask); importing it after
+    # this module registers them from there.
+    dask_module = sys.modules.get("sklearn_ranknet.dask")
+    if dask_module is not None:
+        for cls in (dask_module.DaskRankNetRanker, dask_module.DaskLambdaRankRanker, dask_module.DaskListNetRanker):
+            aliases[cls] = f"SklearnRanknet{cls.__name__}"
+    for cls, alias in aliases.items():
         skl2onnx.update_registered_converter(
             cls, alias, _calculate_ranker_output_shapes, _convert_ranker, overwrite=True
         )
@@ -600,7 +612,7 @@ def register_converters():
         overwrite=True,
         parser=_parse_bagging,
     )
-    return {**RANKER_ALIASES, BaggingRanker: BAGGING_ALIAS}
+    return {**aliases, BaggingRanker: BAGGING_ALIAS}
 
 
 register_converters()

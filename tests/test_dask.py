@@ -565,3 +565,85 @@ def test_a_worker_killed_mid_fit_costs_a_retry_not_the_fit(client, data):
         np.testing.assert_array_equal(a, b)
     client.wait_for_workers(2, timeout=60)
     assert pids[sorted(pids)[0]] not in client.run(os.getpid).values()  # a new process
+
+
+# ---------------------------------------------------------------------------
+# Found by a robustness audit (2026-11-26)
+
+
+def test_nan_label_is_refused_as_in_memory(client, data):
+    X, y, qid = data
+    y = y.astype(float)
+    y[3] = np.nan
+    with pytest.raises(ValueError, match="Input y contains NaN"):
+        LambdaRankRanker(**QUICK).fit(X, y, groups=qid)
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    with pytest.raises(ValueError, match="Input y contains NaN"):
+        quiet_fit(skd.DaskLambdaRankRanker(**QUICK), dX, dy, groups=dq)
+
+
+def test_warm_start_refuses_a_changed_network_as_in_memory(client, data):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(**{**QUICK, "warm_start": True}), dX, dy, groups=dq)
+    before = [c.copy() for c in ranker.coefs_]
+    ranker.set_params(hidden_layer_sizes=(4,))
+    with pytest.raises(ValueError, match=r"cannot take hidden_layer_sizes=\(4,\) \(fitted: \(8,\)\)"):
+        quiet_fit(ranker, dX, dy, groups=dq)
+    for got, expected in zip(ranker.coefs_, before):  # the model it had
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_predict_and_score_skip_empty_partitions(client, data):
+    """Filtering a dask DataFrame leaves empty partitions; predict and score
+    must give the rows that are left what the local model gives them."""
+    X, y, qid = data
+    frame = dd.from_pandas(pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]), npartitions=3)
+    keep = np.arange(len(y)) < len(y) // 3  # the last partitions end up empty
+    filtered = frame[dd.from_pandas(pd.Series(keep), npartitions=3)]
+    assert 0 in filtered.map_partitions(len).compute().tolist()
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(**QUICK), dX, dy, groups=dq)
+    scores = ranker.predict(filtered).compute()
+    np.testing.assert_allclose(scores, ranker.to_local().predict(X[keep]), rtol=1e-12)
+    # An empty chunk of a dask array too.
+    empty_chunk = da.concatenate([dX, dX[:0]])
+    np.testing.assert_allclose(ranker.predict(empty_chunk).compute(), ranker.to_local().predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("model_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("input_dtype", [np.float32, np.float64])
+def test_predict_declares_the_dtype_it_computes(client, data, model_dtype, input_dtype):
+    X, y, qid = data
+    dX, dy, dq = chunked(X.astype(model_dtype), y, qid, chunks=500)
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(**QUICK), dX, dy, groups=dq)
+    for X_in in (da.from_array(X.astype(input_dtype), chunks=(100, -1)),
+                 dd.from_pandas(pd.DataFrame(X.astype(input_dtype)), npartitions=2)):
+        lazy = ranker.predict(X_in)
+        computed = lazy.compute()
+        assert lazy.dtype == computed.dtype == ranker.to_local().predict(X.astype(input_dtype)).dtype
+
+
+def test_sparse_chunks_are_refused_with_the_way_out(client, data):
+    sp = pytest.importorskip("scipy.sparse")
+    X, y, qid = data
+    dX = da.from_array(sp.csr_matrix(X), chunks=(500, -1), asarray=False)
+    _, dy, dq = chunked(X, y, qid, chunks=500)
+    with pytest.raises(TypeError, match="train on dense features.*scipy.sparse"):
+        skd.DaskLambdaRankRanker(**QUICK).fit(dX, dy, groups=dq)
+
+
+def test_a_fitted_dask_ranker_exports_to_onnx_as_its_in_memory_twin(client, data):
+    pytest.importorskip("skl2onnx")
+    rt = pytest.importorskip("onnxruntime")
+    from skl2onnx import to_onnx
+
+    import sklearn_ranknet.onnx  # noqa: F401  (registers the converters, Dask's too)
+
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(**QUICK), dX, dy, groups=dq)
+    onx = to_onnx(ranker, X[:1].astype(np.float64))
+    session = rt.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = session.run(None, {session.get_inputs()[0].name: X})[0].ravel()
+    np.testing.assert_allclose(got, ranker.to_local().predict(X), rtol=1e-9, atol=1e-12)
