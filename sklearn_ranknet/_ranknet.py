@@ -61,9 +61,9 @@ class RankNetRanker(BaseRanker):
         Hold out ``validation_fraction`` of the *queries*, monitor their
         NDCG@10 after every epoch, stop when it stops improving and keep the
         best weights. "auto" turns it on when the training data has at least
-        10,000 rows, like ``HistGradientBoostingRegressor`` (which starts
-        above 10,000) (and enough
-        queries to hold out two). Not with
+        10,000 rows and enough queries to hold out two
+        (``HistGradientBoostingRegressor``'s threshold, which it applies
+        above 10,000 rows). Not with
         ``partial_fit``, nor with L-BFGS (True is then an error).
     validation_fraction : float, default=0.1
         Fraction of queries held out for early stopping.
