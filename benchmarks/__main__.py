@@ -7,6 +7,8 @@
                  LGBMRanker and XGBRanker, on the Yahoo LTR sample and MSLR-shaped data
 - ``scale``:     an epoch over 1.2 M rows, one 200,000-document query, memory of ``fit``
 - ``coldstart``: Numba compilation paid by a new user's first process
+- ``inputs``:    default fits on the CSR ``load_letor`` returns against the same rows dense,
+                 and where CSR stops being worth keeping sparse
 - ``dask``:      fits on a 2-worker LocalCluster against in memory: wall time, shuffle share,
                  quality, the two training designs
 
@@ -24,7 +26,7 @@ import sys
 
 from ._harness import Harness
 
-SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "dask")
+SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "inputs", "dask")
 
 
 def main(argv=None):

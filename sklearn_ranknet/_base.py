@@ -19,7 +19,7 @@ from sklearn.utils.validation import assert_all_finite, check_is_fitted, validat
 
 from . import _network, _training
 from ._inputs import (
-    FEATURE_SCALINGS, INPUT_SCALING_ATTRIBUTES, InputScaling, block_rows, set_input_scaling_attributes,
+    FEATURE_SCALINGS, INPUT_SCALING_ATTRIBUTES, InputScaling, block_rows, set_input_scaling_attributes, stays_sparse,
 )
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._noise import auto_input_noise
@@ -239,14 +239,19 @@ class BaseRanker(BaseEstimator):
         y : array-like of shape (n_samples,)
         groups : array-like of shape (n_samples,), default=None
         sample_weight : array-like of shape (n_samples,), default=None
-            Query weights, as in :meth:`fit`.
+            Query weights, as in :meth:`fit`: they weigh this call's queries
+            against each other, not the call against the others (a factor
+            common to all of them changes nothing, as in
+            ``MLPRegressor.partial_fit``). Every call moves the model by
+            steps of ``learning_rate_init``.
 
         Returns
         -------
         self : object
         """
-        if not hasattr(self, "coefs_"):
-            self._validate_params()
+        # Every call (MLPRegressor checks only the first): set_params between
+        # calls may bring a value fit would refuse.
+        self._validate_params()
         with self._as_before_if_it_raises():
             if not hasattr(self, "coefs_"):
                 self._reset()
@@ -276,7 +281,7 @@ class BaseRanker(BaseEstimator):
             validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
         )
         coefs, intercepts = self._network_params(X)
-        if self._input_scaling is None or (sp.issparse(X) and self._input_scaling.kind == "standard"):
+        if self._input_scaling is None or (stays_sparse(X) and self._input_scaling.kind == "standard"):
             return _network.predict_scores(X, coefs, intercepts, self.activation)
         # Scaled rows are a copy: one block at a time.
         step = block_rows(max(X.shape[1], self._input_scaling.n_inputs))
@@ -488,7 +493,9 @@ class BaseRanker(BaseEstimator):
         ``AUTO_EARLY_STOPPING_ROWS`` training rows, as in
         ``HistGradientBoostingRegressor``, when the held-out fraction holds
         at least two queries and leaves one to train on (so "auto" never
-        fails on a few huge queries). Never for ``partial_fit`` or L-BFGS."""
+        fails on a few huge queries). ``n_queries`` counts the queries a
+        split can hold out: those with a positive weight. Never for
+        ``partial_fit`` or L-BFGS."""
         if incremental or self.solver == "lbfgs":
             return False
         if self.early_stopping == "auto":
@@ -581,26 +588,36 @@ def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
 
 
 def _warn_if_nothing_to_learn(data, method, stacklevel):
-    # Every objective learns from documents of one query with different
-    # labels; without any, training only shrinks the initial weights. The
-    # likely cause is groups holding an id per row (a document id).
+    # Every objective learns from documents of one query that it tells
+    # apart; without any, training only shrinks the weights. The likely
+    # cause is groups holding an id per row (a document id).
     first, last = data.offsets[:-1], data.offsets[1:] - 1
     nonempty = last >= first
     differ = np.zeros(data.n_queries, dtype=bool)
-    # Labels are sorted descending within each query: first is the highest.
-    differ[nonempty] = data.y[first[nonempty]] > data.y[last[nonempty]]
+    # Relevance as the objective sees it: LambdaRank's metric="map" counts
+    # every label above 0 as equally relevant. It rises with the label, and
+    # labels are sorted descending within each query: first is the highest.
+    relevance = getattr(data.objective, "utility", data.y)
+    differ[nonempty] = relevance[first[nonempty]] > relevance[last[nonempty]]
+    labels_differ = np.zeros(data.n_queries, dtype=bool)
+    labels_differ[nonempty] = data.y[first[nonempty]] > data.y[last[nonempty]]
     if data.weights is not None:
         differ &= data.weights > 0
+        labels_differ &= data.weights > 0
     if not differ.any():
-        single = bool(np.all(np.diff(data.offsets) == 1))
-        cause = (
-            "every query holds a single row: pass query ids as groups, not an id per row (document)"
-            if single else "every query's documents share one relevance label"
+        if bool(np.all(np.diff(data.offsets) == 1)):
+            cause = "every query holds a single row: pass query ids as groups, not an id per row (document)"
+        elif not labels_differ.any():
+            cause = "every query's documents share one relevance label"
+        else:  # metric="map": relevant or not
+            cause = "every query's documents are all relevant (label > 0) or all not, and MAP tells no more"
+        outcome = (
+            "the model is its random initialization, shrunk by the penalty"
+            if method == "fit" else "this call leaves the model as it was, but for the penalty's shrinking"
         )
         warnings.warn(
             f"{method} found no query with two documents of different relevance "
-            f"({cause}), so there is nothing to learn: the model is its random "
-            "initialization, shrunk by the penalty.",
+            f"({cause}), so there is nothing to learn: {outcome}.",
             UserWarning,
             stacklevel=stacklevel,
         )

@@ -53,7 +53,7 @@ from ._jit import single_threaded_blas
 from ._optim import SGD, Adam
 from ._training import (
     SCORE_K, EpochMonitor, TrainingSet, _check_finite, _epoch_batches, _l2_strength, _loss_sample, _scores,
-    _step, noise_table, pool_has_work, split_validation,
+    _step, noise_table, pool_has_work, split_validation, weighted_queries,
 )
 from ._validation import check_relevance_labels, label_remedy, shown
 from .metrics import ndcg_per_query
@@ -492,7 +492,7 @@ class _Plan:
             scaling = _global_scaling(ranker, client, shards, summaries, self.dtype)
             _initialize(ranker, scaling, self.dtype, table.n_rows)
         self.n_rows = table.n_rows
-        early_stopping = ranker._uses_early_stopping(table.n_rows, table.n_queries, False)
+        early_stopping = ranker._uses_early_stopping(table.n_rows, len(weighted_queries(table)), False)
         self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
         self.loss = _loss_sample(self.train, ranker._random_state, None)
         ranker._l2 = _l2_strength(ranker, self.train, table.n_rows)

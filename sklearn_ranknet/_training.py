@@ -173,25 +173,31 @@ def validation_score(ranker, data):
     return _mean_over_queries(data.query_groups, values, empty, 1.0, data.row_weights())
 
 
+def weighted_queries(data):
+    """Positions of the queries of ``data`` that carry weight (all of them
+    without ``sample_weight``): the ones a validation split can hold out."""
+    if data.weights is None:
+        return np.arange(data.n_queries)
+    return np.flatnonzero(data.weights > 0)
+
+
 def split_validation(ranker, data):
-    n_queries = data.n_queries
-    n_val = int(np.ceil(ranker.validation_fraction * n_queries))
-    if n_queries < 2 or n_val >= n_queries:
+    """A training and a validation set of whole queries: ``validation_fraction``
+    of the weighted queries held out (a query of weight 0 would score
+    nothing there, so those all train, where they count for nothing too)."""
+    candidates = weighted_queries(data)
+    n_candidates = len(candidates)
+    n_val = int(np.ceil(ranker.validation_fraction * n_candidates))
+    if n_candidates < 2 or n_val >= n_candidates:
+        weighted = "" if data.weights is None else " with a positive sample_weight"
         raise ValueError(
             f"early_stopping holds out whole queries, but the data has only "
-            f"{n_queries} quer{'y' if n_queries == 1 else 'ies'}; give more "
+            f"{n_candidates} quer{'y' if n_candidates == 1 else 'ies'}{weighted}; give more "
             "queries, lower validation_fraction, or set early_stopping=False."
         )
-    shuffled = ranker._random_state.permutation(n_queries)
-    train = data.subset(np.sort(shuffled[n_val:]), ranker._make_objective)
-    val = data.subset(np.sort(shuffled[:n_val]), ranker._make_objective)
-    for part, name in ((train, "training"), (val, "validation")):
-        if part.weights is not None and not part.weights.any():
-            raise ValueError(
-                f"Every {name} query of the early-stopping split has sample_weight 0; "
-                "give more queries a positive weight or set early_stopping=False."
-            )
-    return train, val
+    held_out = np.sort(ranker._random_state.permutation(candidates)[:n_val])
+    kept = np.setdiff1d(np.arange(data.n_queries), held_out, assume_unique=True)
+    return data.subset(kept, ranker._make_objective), data.subset(held_out, ranker._make_objective)
 
 
 def _epoch_batches(data, order, batch_size):
@@ -226,7 +232,7 @@ def _l2_strength(ranker, data, n_rows):
 def fit_stochastic(ranker, data, incremental):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
     or until the loss (or the validation NDCG) stops improving."""
-    early_stopping = ranker._uses_early_stopping(len(data.rows), data.n_queries, incremental)
+    early_stopping = ranker._uses_early_stopping(len(data.rows), len(weighted_queries(data)), incremental)
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
     monitor = EpochMonitor(ranker, early_stopping, ranker._patience(len(data.rows)))
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)

@@ -43,3 +43,17 @@ def assert_gradient_is_the_cost_derivative(objective, scores, offsets, eps=1e-6)
         cost_down = whole_gradient(objective, down, offsets)[1].sum()
         numeric[i] = (cost_up - cost_down) / (2 * eps)
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
+#: The two ways CSR rows reach the network (``_inputs.stays_sparse``): kept
+#: sparse with the first layer folded, or densified a block at a time. Which
+#: one a CSR takes depends on its share of stored entries; tests of CSR
+#: input run both by moving the threshold.
+CSR_PATHS = {"folded": 2.0, "dense-blocks": 0.0}
+
+
+def read_csr_as(monkeypatch, path):
+    """Make every CSR input take ``path`` (a key of ``CSR_PATHS``)."""
+    from sklearn_ranknet import _inputs
+
+    monkeypatch.setattr(_inputs, "DENSE_BLOCKS_FROM", CSR_PATHS[path])

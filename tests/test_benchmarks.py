@@ -17,7 +17,7 @@ YAHOO = ROOT.parent / "shared" / "data" / "yahoo-ltr-sample"
 
 
 def test_quick_benchmarks_run_and_write_their_results(tmp_path):
-    suites = ["lambdas", "metrics", "scale", "coldstart"] + (["quality"] if YAHOO.is_dir() else [])
+    suites = ["lambdas", "metrics", "scale", "coldstart", "inputs"] + (["quality"] if YAHOO.is_dir() else [])
     suites += ["dask"] if importlib.util.find_spec("distributed") else []
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--out", str(tmp_path), "--only", *suites],

@@ -40,7 +40,7 @@ from sklearn_ranknet import _jit, _network, _training
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
 
-from ._assertions import assert_same_training
+from ._assertions import CSR_PATHS, assert_same_training, read_csr_as
 
 # Most fits here use few epochs on purpose; the convergence warning is noise.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -325,6 +325,37 @@ def test_fit_warns_when_no_query_has_anything_to_rank(cls, case):
     assert not _nothing_to_learn_warnings(caught)
 
 
+def test_map_lambdarank_warns_when_every_document_is_relevant():
+    """Under metric="map" labels 1 and 3 are equally relevant: graded labels
+    all above 0 leave nothing to learn (the weights stay where they start),
+    and the warning says why; one irrelevant document gives something."""
+    X, y, qid = _small(6)
+    graded = y + 1.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranker = LambdaRankRanker(metric="map", max_iter=2, alpha=0.0, random_state=0, **FAST)
+        ranker.fit(X, graded, groups=qid)
+    [warning] = _nothing_to_learn_warnings(caught)
+    assert "all relevant (label > 0) or all not" in str(warning.message)
+    assert ranker.loss_curve_ == [0.0, 0.0]
+    graded[0] = 0.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LambdaRankRanker(metric="map", max_iter=2, random_state=0, **FAST).fit(X, graded, groups=qid)
+    assert not _nothing_to_learn_warnings(caught)
+
+
+def test_partial_fit_warns_that_a_chunk_without_anything_to_learn_keeps_the_model():
+    X, y, qid = _small(6)
+    ranker = RankNetRanker(random_state=0, **FAST).partial_fit(X, y, groups=qid)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranker.partial_fit(X, np.zeros_like(y), groups=qid)
+    [warning] = _nothing_to_learn_warnings(caught)
+    assert "partial_fit found" in str(warning.message)
+    assert "leaves the model as it was" in str(warning.message)
+
+
 def test_grid_search_routes_groups_to_the_ranker_and_the_scorers():
     X, y, qid = _routing_data()
     cv = GroupKFold(3)
@@ -428,9 +459,11 @@ def test_routing_off_warns_how_to_turn_it_on():
 # 5. Input forms
 
 
+@pytest.mark.parametrize("csr_path", list(CSR_PATHS))
 @pytest.mark.parametrize("hidden", [(), (6,)], ids=["linear", "mlp"])
 @pytest.mark.parametrize("cls", RANKERS)
-def test_sparse_input_gives_the_dense_model(cls, hidden):
+def test_sparse_input_gives_the_dense_model(cls, hidden, csr_path, monkeypatch):
+    read_csr_as(monkeypatch, csr_path)
     X, y, qid = _small(15)
     X[np.random.RandomState(0).rand(*X.shape) < 0.7] = 0.0
     kwargs = dict(hidden_layer_sizes=hidden, max_iter=10, learning_rate_init=0.01, random_state=0, **FAST)
@@ -1361,3 +1394,19 @@ def test_k_beyond_any_query_is_all_pairs_even_past_int64():
     for k in (15, 10**30):
         capped = LambdaRankRanker(k=k, **params).fit(X, y, groups=qid)
         np.testing.assert_array_equal(capped.coefs_[0], every_pair.coefs_[0])
+
+
+@pytest.mark.parametrize("param, value", [("batch_size", 0), ("alpha", -1.0), ("k", 0), ("dropout", 1.5)])
+def test_partial_fit_checks_parameters_on_every_call(param, value):
+    """set_params between partial_fit calls cannot slip a value past the
+    checks fit makes: the call raises InvalidParameterError and the model
+    stays as it was."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, y, qid = _small(6)
+    ranker = LambdaRankRanker(random_state=0, **FAST).partial_fit(X, y, groups=qid)
+    before = ranker.predict(X)
+    ranker.set_params(**{param: value})
+    with pytest.raises(InvalidParameterError, match=param):
+        ranker.partial_fit(X, y, groups=qid)
+    np.testing.assert_array_equal(ranker.predict(X), before)

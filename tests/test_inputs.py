@@ -9,11 +9,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
-from sklearn_ranknet._inputs import InputScaling, block_rows
+from sklearn_ranknet._inputs import DENSE_BLOCKS_FROM, InputScaling, block_rows, stays_sparse
 from sklearn_ranknet._network import backward, forward, init_params, predict_scores
 from sklearn_ranknet.datasets import make_ranking
 
-from ._assertions import assert_same_training
+from ._assertions import CSR_PATHS, assert_same_training, read_csr_as
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -100,7 +100,8 @@ def test_one_pass_gather_is_the_numpy_gather(dtype, kind):
 
 @pytest.mark.parametrize("kind", ["log1p", "standard"])
 @pytest.mark.parametrize("hidden", [(), (5,)], ids=["linear", "mlp"])
-def test_sparse_rows_with_the_folded_layer_score_as_dense_rows(kind, hidden):
+def test_sparse_rows_with_the_folded_layer_score_as_dense_rows(kind, hidden, monkeypatch):
+    read_csr_as(monkeypatch, "folded")
     X = _raw(density=0.5)
     X[:, 1] = np.where(X[:, 1] != 0, 3.0 + X[:, 1] * 1e-6, 0.0)  # keep float64 folding exact enough
     scaling = InputScaling.fit(kind, X)
@@ -113,9 +114,10 @@ def test_sparse_rows_with_the_folded_layer_score_as_dense_rows(kind, hidden):
     np.testing.assert_allclose(folded, dense, rtol=1e-10, atol=1e-10)
 
 
-def test_gradient_through_the_folded_layer():
+def test_gradient_through_the_folded_layer(monkeypatch):
     """model_gradient turns the folded layer's gradient into the gradient of
     the model's own weights: compare with central differences."""
+    read_csr_as(monkeypatch, "folded")
     X = sp.csr_matrix(_raw(40, density=0.5)[:, [0, 2, 4, 5]])
     scaling = InputScaling.fit("log1p", X)
     coefs, intercepts = init_params(4, (3,), "tanh", np.random.RandomState(1))
@@ -158,11 +160,13 @@ def test_scaling_inside_is_scaling_before(Ranker, kind):
     assert_same_training(inside.predict(X), before.predict(X))
 
 
+@pytest.mark.parametrize("csr_path", list(CSR_PATHS))
 @pytest.mark.parametrize("Ranker", RANKERS)
 @pytest.mark.parametrize("kind", ["piecewise", "standard", "log1p"])
-def test_sparse_input_trains_the_dense_model(Ranker, kind):
-    """CSR is never densified (its first layer is folded, or it is encoded
-    to CSR), and trains the model dense X trains."""
+def test_sparse_input_trains_the_dense_model(Ranker, kind, csr_path, monkeypatch):
+    """CSR trains the model dense X trains, whether it stays sparse (its
+    first layer folded, or encoded to CSR) or is read as dense blocks."""
+    read_csr_as(monkeypatch, csr_path)
     X, y, qid = make_ranking(30, n_features=6, n_informative=3, random_state=1)
     X[np.random.default_rng(0).random(X.shape) < 0.5] = 0.0
     params = dict(hidden_layer_sizes=(4,), max_iter=5, random_state=0, feature_scaling=kind)
@@ -170,6 +174,26 @@ def test_sparse_input_trains_the_dense_model(Ranker, kind):
     sparse = Ranker(**params).fit(sp.csr_matrix(X), y, groups=qid)
     assert_same_training(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
     assert_same_training(sparse.predict(X), dense.predict(X))
+
+
+def test_csr_dense_enough_is_read_as_the_dense_rows_are():
+    """CSR with at least DENSE_BLOCKS_FROM of its entries stored (LETOR
+    files as ``load_letor`` returns them) takes the dense code, block by
+    block: the same bits as the dense array, in training and in predict.
+    Sparser CSR stays sparse."""
+    X, y, qid = make_ranking(30, n_features=6, n_informative=3, random_state=1)
+    X[np.random.default_rng(0).random(X.shape) < 0.5] = 0.0
+    assert stays_sparse(sp.csr_matrix(X)) == bool(np.count_nonzero(X) < DENSE_BLOCKS_FROM * X.size)
+    assert not stays_sparse(sp.csr_matrix(X))  # about half of the entries are stored
+    sparse = X.copy()
+    sparse[:, 1:] = 0.0  # one column of six, about half filled: below the threshold
+    assert stays_sparse(sp.csr_array(sparse)) and not stays_sparse(sparse)
+    params = dict(hidden_layer_sizes=(4,), max_iter=3, random_state=0, input_noise=0.5)
+    dense = LambdaRankRanker(**params).fit(X, y, groups=qid)
+    csr = LambdaRankRanker(**params).fit(sp.csr_matrix(X), y, groups=qid)
+    for got, expected in zip(csr.coefs_ + csr.intercepts_, dense.coefs_ + dense.intercepts_):
+        np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(dense.predict(sp.csr_array(X)), dense.predict(X))
 
 
 def test_predict_in_blocks_is_predict_at_once(monkeypatch):
@@ -224,12 +248,18 @@ def test_random_regularizers_do_not_depend_on_threads(regularizer, monkeypatch):
     np.testing.assert_array_equal(one, two)
 
 
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-def test_input_noise_is_in_standardized_units(sparse, monkeypatch):
+@pytest.mark.parametrize("given_as", ["dense", *CSR_PATHS])
+def test_input_noise_is_in_standardized_units(given_as, monkeypatch):
     """The noise added to a minibatch has the asked-for spread once the
-    batch is standardized, for dense rows (standardized as gathered) and
-    for CSR rows (made dense, then standardized by the folded layer)."""
+    batch is standardized, for dense rows (standardized as gathered), for
+    CSR rows that stay sparse (made dense, then standardized by the folded
+    layer) and for CSR read as dense blocks (standardized as gathered)."""
     from sklearn_ranknet import _training
+
+    sparse = given_as != "dense"
+    folded = given_as == "folded"
+    if sparse:
+        read_csr_as(monkeypatch, given_as)
 
     X, y, qid = make_ranking(30, n_features=4, n_informative=2, random_state=6)
     X = X * np.array([1.0, 1000.0, 0.001, 10.0])
@@ -240,7 +270,7 @@ def test_input_noise_is_in_standardized_units(sparse, monkeypatch):
     def spy(ranker, rows, noise, generator):
         clean = rows.toarray() if sp.issparse(rows) else rows.copy()
         noisy = original(ranker, rows, noise, generator)
-        scale = ranker._input_scaling.scale if sparse else 1.0
+        scale = ranker._input_scaling.scale if folded else 1.0
         seen.append((noisy - clean) / scale)
         return noisy
 

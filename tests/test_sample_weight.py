@@ -214,13 +214,51 @@ def test_early_stopping_scores_validation_queries_by_weight():
         early_stopping=True, max_iter=3, random_state=0, validation_fraction=0.25
     ).fit(X, y, groups=qid, sample_weight=weight)
     assert len(ranker.validation_scores_) == ranker.n_iter_
-    with pytest.raises(ValueError, match="query of the early-stopping split has sample_weight 0"):
-        # Weight only on a handful of queries: some split leaves none of them
-        # on one side (the message names which side).
+    # The split holds out weighted queries only (a query of weight 0 would
+    # score nothing there): with weight on 3 queries of 40, one of them is
+    # held out and the others train, whatever the seed.
+    weighted = np.isin(qid, np.unique(qid)[:3])
+    for seed in range(5):
+        ranker = LambdaRankRanker(early_stopping=True, max_iter=2, random_state=seed, validation_fraction=0.1)
+        ranker.fit(X, y, groups=qid, sample_weight=weighted.astype(float))
+        assert len(ranker.validation_scores_) == 2
+    with pytest.raises(ValueError, match="only 1 query with a positive sample_weight"):
         only = np.isin(qid, np.unique(qid)[:1])
         LambdaRankRanker(early_stopping=True, max_iter=2, random_state=0, validation_fraction=0.1).fit(
             X, y, groups=qid, sample_weight=only.astype(float)
         )
+    # early_stopping="auto" counts the weighted queries too: on 10,000 rows
+    # with weight on 5 queries there is nothing worth holding out, and the
+    # default fit trains without a split instead of failing.
+    X, y, qid = make_ranking(600, n_features=4, n_informative=2, random_state=0)
+    assert len(y) >= 10_000
+    five = np.isin(qid, np.unique(qid)[:5]).astype(float)
+    ranker = LambdaRankRanker(hidden_layer_sizes=(4,), max_iter=2, random_state=0)
+    ranker.fit(X, y, groups=qid, sample_weight=five)
+    assert ranker.validation_scores_ is None
+
+
+def test_split_validation_holds_out_weighted_queries_only():
+    """Directly: whatever the seed, every held-out query has a positive
+    weight, every query is on exactly one side, and without weights the
+    split is the one drawn before weights were looked at."""
+    from sklearn_ranknet._training import TrainingSet, split_validation
+
+    X, y, qid = _data(40)
+    weight = np.where(np.isin(qid, np.unique(qid)[::4]), 2.0, 0.0)
+    for seed in range(5):
+        ranker = LambdaRankRanker(validation_fraction=0.3, random_state=seed)
+        ranker._reset()
+        data = TrainingSet.from_input(X, y, qid, ranker._make_objective, weight)
+        train, val = split_validation(ranker, data)
+        assert (val.weights > 0).all() and val.n_queries == int(np.ceil(0.3 * 10))
+        assert train.n_queries + val.n_queries == data.n_queries
+        ranker = LambdaRankRanker(validation_fraction=0.3, random_state=seed)
+        ranker._reset()
+        unweighted = TrainingSet.from_input(X, y, qid, ranker._make_objective, None)
+        _, val = split_validation(ranker, unweighted)
+        shuffled = np.random.RandomState(seed).permutation(unweighted.n_queries)
+        np.testing.assert_array_equal(val.y, unweighted.subset(np.sort(shuffled[:12]), ranker._make_objective).y)
 
 
 @pytest.mark.parametrize("Ranker", RANKERS)
@@ -243,3 +281,21 @@ def test_metric_weights_near_the_float_maximum():
     expected = ndcg_score(y, scores, groups=qid, k=10)
     got = ndcg_score(y, scores, groups=qid, k=10, sample_weight=np.full(len(y), 1e307))
     assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_partial_fit_weighs_queries_within_a_call_not_the_call():
+    """As in MLPRegressor.partial_fit: weights weigh a call's queries
+    against each other; a factor common to the whole call changes nothing
+    (documented), while weights that differ within it do."""
+    X, y, qid = _data(30)
+    first, second = qid < np.median(qid), qid >= np.median(qid)
+
+    def streamed(weight_of_second):
+        ranker = LambdaRankRanker(random_state=0, batch_size=4)
+        ranker.partial_fit(X[first], y[first], groups=qid[first])
+        return ranker.partial_fit(X[second], y[second], groups=qid[second], sample_weight=weight_of_second)
+
+    plain = streamed(None).predict(X)
+    assert_same_training(streamed(np.full(second.sum(), 1e-6)).predict(X), plain)
+    uneven = np.where(qid[second] % 2 == 0, 1.0, 5.0)
+    assert np.ptp(streamed(uneven).predict(X) - plain) > 1e-3 * np.ptp(plain)
