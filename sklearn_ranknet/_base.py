@@ -410,7 +410,7 @@ class BaseRanker(BaseEstimator):
         )
         _warn_if_no_groups(groups, len(y), method, stacklevel=5)  # the caller of fit or partial_fit
         data = TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
-        _warn_if_nothing_to_learn(data, method, stacklevel=5)
+        warn_if_nothing_to_learn(query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=5)
         return data
 
     def _fit(self, X, y, groups, sample_weight, incremental):
@@ -587,40 +587,52 @@ def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
         )
 
 
-def _warn_if_nothing_to_learn(data, method, stacklevel):
-    # Every objective learns from documents of one query that it tells
-    # apart; without any, training only shrinks the weights. The likely
-    # cause is groups holding an id per row (a document id).
+def query_contrasts(data):
+    """For each query of ``data`` (a ``TrainingSet``): whether the objective
+    tells two of its documents apart, and whether two of its labels differ
+    (weights left aside). They differ only under LambdaRank's
+    ``metric="map"``, which counts every label above 0 as equally relevant."""
     first, last = data.offsets[:-1], data.offsets[1:] - 1
     nonempty = last >= first
-    differ = np.zeros(data.n_queries, dtype=bool)
-    # Relevance as the objective sees it: LambdaRank's metric="map" counts
-    # every label above 0 as equally relevant. It rises with the label, and
-    # labels are sorted descending within each query: first is the highest.
+    # Relevance as the objective sees it rises with the label, and labels
+    # are sorted descending within each query: first is the highest.
     relevance = getattr(data.objective, "utility", data.y)
-    differ[nonempty] = relevance[first[nonempty]] > relevance[last[nonempty]]
-    labels_differ = np.zeros(data.n_queries, dtype=bool)
-    labels_differ[nonempty] = data.y[first[nonempty]] > data.y[last[nonempty]]
-    if data.weights is not None:
-        differ &= data.weights > 0
-        labels_differ &= data.weights > 0
-    if not differ.any():
-        if bool(np.all(np.diff(data.offsets) == 1)):
-            cause = "every query holds a single row: pass query ids as groups, not an id per row (document)"
-        elif not labels_differ.any():
-            cause = "every query's documents share one relevance label"
-        else:  # metric="map": relevant or not
-            cause = "every query's documents are all relevant (label > 0) or all not, and MAP tells no more"
-        outcome = (
-            "the model is its random initialization, shrunk by the penalty"
-            if method == "fit" else "this call leaves the model as it was, but for the penalty's shrinking"
-        )
-        warnings.warn(
-            f"{method} found no query with two documents of different relevance "
-            f"({cause}), so there is nothing to learn: {outcome}.",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
+    contrasts = []
+    for values in (relevance, data.y):
+        differ = np.zeros(data.n_queries, dtype=bool)
+        differ[nonempty] = values[first[nonempty]] > values[last[nonempty]]
+        contrasts.append(differ)
+    return tuple(contrasts)
+
+
+def warn_if_nothing_to_learn(contrasts, sizes, weights, method, stacklevel):
+    """Warn when no query (of positive weight) has documents the objective
+    tells apart: training would only shrink the weights. The likely cause
+    is groups holding an id per row (a document id). ``contrasts`` is
+    :func:`query_contrasts`'s pair, ``sizes`` the queries' numbers of rows,
+    ``weights`` their weights or None; ``stacklevel`` is ``warnings.warn``'s,
+    counted from this function."""
+    differ, labels_differ = contrasts
+    if weights is not None:
+        differ, labels_differ = differ & (weights > 0), labels_differ & (weights > 0)
+    if differ.any():
+        return
+    if bool(np.all(sizes == 1)):
+        cause = "every query holds a single row: pass query ids as groups, not an id per row (document)"
+    elif not labels_differ.any():
+        cause = "every query's documents share one relevance label"
+    else:  # metric="map": relevant or not
+        cause = "every query's documents are all relevant (label > 0) or all not, and MAP tells no more"
+    outcome = (
+        "the model is its random initialization, shrunk by the penalty"
+        if method == "fit" else "this call leaves the model as it was, but for the penalty's shrinking"
+    )
+    warnings.warn(
+        f"{method} found no query with two documents of different relevance "
+        f"({cause}), so there is nothing to learn: {outcome}.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _summed_duplicates(X):

@@ -44,6 +44,7 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import assert_all_finite
 
 from . import _network
+from ._base import query_contrasts, warn_if_nothing_to_learn
 from ._groups import QueryGroups, group_rows, query_weights
 from ._inputs import (
     EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments, piecewise_bins,
@@ -126,8 +127,10 @@ class Shard:
         the moments."""
         if self.data is None:
             empty = np.zeros(0, dtype=np.int64)
+            nothing = np.zeros(0, dtype=bool)
             return {"ids": self.query_ids, "sizes": empty, "work": empty, "weights": None,
-                    "weight_max": None, "moments": None, "edge_sample": None, "dtype": None}
+                    "weight_max": None, "moments": None, "edge_sample": None, "dtype": None,
+                    "contrasts": (nothing, nothing)}
         data = self.data
         edge_sample = moments = None
         if scaling_kind == "piecewise":
@@ -143,6 +146,7 @@ class Shard:
             "moments": moments,
             "edge_sample": edge_sample,
             "dtype": data.X.dtype,
+            "contrasts": query_contrasts(data),
         }
 
     def split(self, train_queries, val_queries, loss_queries, scaling, l2):
@@ -396,6 +400,7 @@ class QueryTable:
             ])[order]
         table = cls(np.arange(len(order)), sizes, work, weights, shard, local)
         table.ids = sorted_ids
+        table.contrasts = tuple(np.concatenate([s["contrasts"][i] for s in summaries])[order] for i in (0, 1))
         return table
 
 
@@ -487,6 +492,8 @@ class _Plan:
             # The in-memory all-zero check, on one row per query.
             one_row_each = QueryGroups(None, np.arange(table.n_queries + 1), table.queries)
             query_weights(one_row_each, table.weights)
+        # The in-memory warning, from every partition's queries.
+        warn_if_nothing_to_learn(table.contrasts, np.diff(table.offsets), table.weights, "fit", stacklevel=5)
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
         if first_call:
             scaling = _global_scaling(ranker, client, shards, summaries, self.dtype)

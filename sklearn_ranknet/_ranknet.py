@@ -66,7 +66,8 @@ class RankNetRanker(BaseRanker):
         above 10,000 rows). Not with
         ``partial_fit``, nor with L-BFGS (True is then an error).
     validation_fraction : float, default=0.1
-        Fraction of queries held out for early stopping.
+        Fraction of the queries held out for early stopping (of those with a
+        positive ``sample_weight``: a query of weight 0 always trains).
     momentum : float, default=0.9
         Nesterov momentum of the "sgd" solver.
     random_state : int, RandomState instance or None, default=None

@@ -582,6 +582,30 @@ def test_nan_label_is_refused_as_in_memory(client, data):
         quiet_fit(skd.DaskLambdaRankRanker(**QUICK), dX, dy, groups=dq)
 
 
+@pytest.mark.parametrize("case", ["groups_are_row_ids", "weight_only_where_labels_tie"])
+def test_nothing_to_learn_warns_as_in_memory(client, data, case):
+    """The in-memory warning, decided from every partition's queries (the
+    query that has something to learn sits in one partition only)."""
+    X, y, qid = data
+    y, weights = y.astype(float), None
+    if case == "groups_are_row_ids":
+        qid, cause = np.arange(len(y)), "every query holds a single row"
+    else:
+        weights, cause = np.where(qid == qid[-1], 1.0, 0.0), "share one relevance label"
+        y = np.where(qid == qid[-1], 2.0, y)
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    dw = None if weights is None else chunked(weights, chunks=500)[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        skd.DaskRankNetRanker(**QUICK).fit(dX, dy, groups=dq, sample_weight=dw)
+    [warning] = [w for w in caught if "nothing to learn" in str(w.message)]
+    assert cause in str(warning.message) and warning.filename == __file__
+    with warnings.catch_warnings(record=True) as caught:  # the data as it is: something to learn
+        warnings.simplefilter("always")
+        skd.DaskRankNetRanker(**QUICK).fit(*chunked(X, data[1], data[2], chunks=500))
+    assert not [w for w in caught if "nothing to learn" in str(w.message)]
+
+
 def test_warm_start_refuses_a_changed_network_as_in_memory(client, data):
     X, y, qid = data
     dX, dy, dq = chunked(X, y, qid, chunks=500)
