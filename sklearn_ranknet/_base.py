@@ -302,7 +302,8 @@ class BaseRanker(BaseEstimator):
         """Rows of ``X`` as the network takes them: with input scaling, a new
         array, scaled (see ``_inputs.py``)."""
         if self._input_scaling is None:
-            return X[index]
+            rows = X[index]  # CSR too dense to stay sparse multiplies faster dense
+            return rows.toarray() if sp.issparse(rows) and not stays_sparse(X) else rows
         return self._input_scaling.rows(X, index)
 
     def _model_gradient(self, X, coef_grads, intercept_grads):

@@ -70,8 +70,9 @@ DENSE_BLOCKS_FROM = 0.1
 
 
 def stays_sparse(X):
-    """Whether rows of ``X`` reach the network as CSR (the first layer
-    folded), rather than as dense standardized blocks.
+    """Whether rows of ``X`` reach the network as CSR (with input scaling,
+    through a folded first layer), rather than as dense blocks (with input
+    scaling, standardized as gathered; without, as they are).
 
     Only CSR with fewer than ``DENSE_BLOCKS_FROM`` of its entries stored
     stays sparse; denser CSR is gathered a block at a time and each block
