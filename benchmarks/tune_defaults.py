@@ -24,6 +24,9 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
 - ``copies`` (opt-in): ``small`` with every feature observed five times, each copy with its
   own noise of one standard deviation (``copies_view``): redundant features of a known
   structure (thirteenth look);
+- ``tiny``, ``tiny_yahoo`` (opt-in): 10, 20, 40 and 80 training queries, three draws each:
+  ``make_ranking`` scored on a fresh 1,000-query draw, and random subsets of ``rank.train``
+  scored on the rest of it (nineteenth look: below the sizes the defaults were chosen on);
 - ``large`` (stage ``large``, finalists only): MSLR-shaped ``make_ranking(3000,
   n_features=136, n_informative=20, min_docs=20, max_docs=370)``, scored on a fresh
   1,000-query draw, against ``LGBMRanker()`` on the same data, with fit times; problem
@@ -78,7 +81,9 @@ ESTIMATORS = {"lambdarank": "LambdaRankRanker", "ranknet": "RankNetRanker", "lis
 MIN_GAIN, WORST_LOSS, MAX_ROUNDS = 0.002, 0.01, 3
 DATASETS = ("yahoo", "small", "noisy", "medium")
 #: Opt-in selection sets (``--sets``), beside DATASETS.
-EXTRA_SETS = ("letor", "small_letor", "noisy_letor", "medium_letor", "copies")
+EXTRA_SETS = ("letor", "small_letor", "noisy_letor", "medium_letor", "copies", "tiny", "tiny_yahoo")
+#: Training queries of the ``tiny`` and ``tiny_yahoo`` sets, three draws each.
+TINY_QUERIES = (10, 20, 40, 80)
 COORDINATES = {
     "tol": [{"tol": t} for t in (1e-3, 3e-3, 1e-2)],
     "learning_rate_init": [{"learning_rate_init": lr} for lr in (1e-3, 3e-3)],
@@ -154,6 +159,18 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
     }
     makers["copies"] = lambda: [tuple(copies_view(*part, seed=i) for i, part in enumerate(split))
                                 for split in makers["small"]()]
+    makers["tiny"] = lambda: [(_synthetic(n, 300 + 10 * n + i), _synthetic(1000, 400))
+                              for n in TINY_QUERIES for i in range(3)]
+
+    def tiny_yahoo():  # random subsets of rank.train; the rest of it held out
+        X, y, q = bench_quality.load_data()["train"]
+        splits = []
+        for n in TINY_QUERIES:
+            for i in range(3):
+                taken = np.isin(q, np.random.default_rng(1000 * n + i).choice(np.unique(q), n, replace=False))
+                splits.append(((X[taken], y[taken], q[taken]), (X[~taken], y[~taken], q[~taken])))
+        return splits
+    makers["tiny_yahoo"] = tiny_yahoo
     for name in ("small", "noisy", "medium"):  # synthetic problems in LETOR 4.0's form too
         makers[name + "_letor"] = (lambda name: lambda: [
             tuple(letor_view(*part) for part in split) for split in makers[name]()])(name)
@@ -161,7 +178,8 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
 
 
 SEEDS = {"yahoo": (0, 1), "letor": (0, 1), "small": (0, 1), "noisy": (0, 1), "medium": (0,)}
-SEEDS.update({name + "_letor": SEEDS[name] for name in ("small", "noisy", "medium")}, copies=(0, 1))
+SEEDS.update({name + "_letor": SEEDS[name] for name in ("small", "noisy", "medium")}, copies=(0, 1),
+             tiny=(0,), tiny_yahoo=(0,))
 
 
 def fit_score(estimator, params, seed, train, held_out):

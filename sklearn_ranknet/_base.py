@@ -35,6 +35,11 @@ from .metrics import ndcg_score
 #: From this many training rows, ``early_stopping="auto"`` holds out a
 #: validation set (``HistGradientBoostingRegressor``'s threshold).
 AUTO_EARLY_STOPPING_ROWS = 10_000
+#: ``learning_rate_init="auto"`` takes its larger step below this many
+#: training queries: an epoch there is a handful of steps, and the smaller
+#: step left the training objective improving by more than ``tol`` per epoch
+#: for hundreds of epochs (benchmarks/results/tune_defaults.md, nineteenth look).
+AUTO_FEW_QUERIES = 100
 #: Patience of ``n_iter_no_change="auto"``: ``AUTO_PATIENCE`` epochs below
 #: ``AUTO_PATIENCE_LARGE_ROWS`` training rows, ``AUTO_PATIENCE_LARGE`` from
 #: there. An epoch over large data is many steps and its validation queries
@@ -531,6 +536,19 @@ class BaseRanker(BaseEstimator):
         if self.n_iter_no_change != "auto":
             return self.n_iter_no_change
         return AUTO_PATIENCE if n_rows < AUTO_PATIENCE_LARGE_ROWS else AUTO_PATIENCE_LARGE
+
+    #: ``learning_rate_init="auto"`` as (below, from) ``AUTO_FEW_QUERIES``
+    #: training queries, for the rankers that offer it (None: not offered).
+    _AUTO_LEARNING_RATE = None
+
+    def _learning_rate(self, n_queries):
+        """``learning_rate_init``, with "auto" resolved for a first fit on
+        ``n_queries`` training queries (None: a size not known in advance,
+        as in ``partial_fit``, takes the large-data value)."""
+        if self.learning_rate_init != "auto":
+            return float(self.learning_rate_init)
+        few, many = self._AUTO_LEARNING_RATE
+        return few if n_queries is not None and n_queries < AUTO_FEW_QUERIES else many
 
     #: ``alpha="auto"`` as (below, from) ``AUTO_EARLY_STOPPING_ROWS``
     #: training rows, for the rankers that offer it (None: not offered).

@@ -149,12 +149,13 @@ class Shard:
             "contrasts": query_contrasts(data),
         }
 
-    def split(self, train_queries, val_queries, loss_queries, scaling, l2):
+    def split(self, train_queries, val_queries, loss_queries, scaling, l2, step):
         """A copy whose training, validation and loss sets are the given
-        queries (positions in ``data``), with the global input scaling and
-        L2 weight (``alpha`` over all shards' training queries)."""
+        queries (positions in ``data``), with the global input scaling, L2
+        weight (``alpha`` over all shards' training queries) and step size
+        (``learning_rate_init`` for all shards' queries)."""
         shard = copy.copy(self)
-        shard.scaling, shard.l2 = scaling, l2
+        shard.scaling, shard.l2, shard.step = scaling, l2, step
         if self.data is None:
             return shard
         make = self.template._make_objective
@@ -208,21 +209,23 @@ def shard_summary(shard, scaling_kind, edge_rows):
     return shard.summary(scaling_kind, edge_rows)
 
 
-def split_shard(shard, train_queries, val_queries, loss_queries, scaling, l2):
-    return shard.split(train_queries, val_queries, loss_queries, scaling, l2)
+def split_shard(shard, train_queries, val_queries, loss_queries, scaling, l2, step):
+    return shard.split(train_queries, val_queries, loss_queries, scaling, l2, step)
 
 
-def new_optimizer(ranker, params):
-    """The optimizer an in-memory fit would start (``fit_stochastic``)."""
+def new_optimizer(ranker, params, step):
+    """The optimizer an in-memory fit would start (``fit_stochastic``), with
+    the step size the client resolved (``learning_rate_init="auto"``
+    depends on the queries of every partition)."""
     if ranker.solver == "sgd":
-        return SGD(params, ranker.learning_rate_init, momentum=ranker.momentum)
-    return Adam(params, ranker.learning_rate_init)
+        return SGD(params, step, momentum=ranker.momentum)
+    return Adam(params, step)
 
 
-def _restored_optimizer(ranker, state):
+def _restored_optimizer(ranker, state, step):
     params = ranker.coefs_ + ranker.intercepts_
     if state is None:
-        return new_optimizer(ranker, params)
+        return new_optimizer(ranker, params, step)
     optimizer = copy.deepcopy(state)  # the client's copy stays as it was
     optimizer.params = params
     return optimizer
@@ -239,7 +242,7 @@ def local_epoch(shard, params, optimizer_state, seed):
     ``params``: returns the new parameters, the optimizer state and the
     number of rows processed."""
     ranker = shard.ranker(params, seed)
-    ranker._optimizer = _restored_optimizer(ranker, optimizer_state)
+    ranker._optimizer = _restored_optimizer(ranker, optimizer_state, shard.step)
     train, n_threads = shard.train, ranker._n_threads()
     order = ranker._random_state.permutation(train.n_queries)
     batch_size = ranker._batch_size(train.n_queries)
@@ -503,11 +506,12 @@ class _Plan:
         self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
         self.loss = _loss_sample(self.train, ranker._random_state, None)
         ranker._l2 = _l2_strength(ranker, self.train, table.n_rows)
+        self.step = ranker._learning_rate(table.n_queries)
         self.shards = [
             client.submit(
                 split_shard, shard, self.train.local_queries(i),
                 None if self.val is None else self.val.local_queries(i), self.loss.local_queries(i),
-                ranker._input_scaling, ranker._l2, pure=False,
+                ranker._input_scaling, ranker._l2, self.step, pure=False,
             )
             for i, shard in enumerate(shards)
         ]
@@ -639,7 +643,7 @@ def _by_gradients(ranker, client, plan, monitor):
     round trip per step, and one more per epoch for the evaluation."""
     shards, active = plan.shards, plan.active
     params = plan.params(ranker)
-    optimizer = new_optimizer(ranker, params)
+    optimizer = new_optimizer(ranker, params, plan.step)
     size = 32 if ranker.batch_size == "auto" else ranker.batch_size
     largest = max(plan.train.local_queries(i).size for i in active)
     n_steps = max(-(-int(largest) // size), 1)

@@ -53,8 +53,13 @@ class LambdaRankRanker(BaseRanker):
         is min(32, n_queries), the other rankers' default. 16 was chosen by
         cross-validation: as good as 32 on small data, and on large data it
         converges in fewer epochs.
-    learning_rate_init : float, default=1e-3
-        Step size of Adam or SGD.
+    learning_rate_init : float or "auto", default="auto"
+        Step size of Adam or SGD. "auto" is 3e-3 below 100 training queries
+        (on Dask, of all partitions) and 1e-3 from there and in
+        ``partial_fit``: with a handful of minibatches per epoch the smaller
+        step ran hundreds of epochs into ``max_iter`` (and its warning) on
+        10-80 queries, where the larger one ranked as well or better
+        (User Guide, "Choosing").
     max_iter : int, default=300
         Maximum epochs (passes over all queries).
     tol : float, default=3e-3
@@ -260,6 +265,7 @@ class LambdaRankRanker(BaseRanker):
         **BaseRanker._parameter_constraints,
         "hidden_layer_sizes": [*BaseRanker._parameter_constraints["hidden_layer_sizes"], StrOptions({"auto"})],
         "alpha": [*BaseRanker._parameter_constraints["alpha"], StrOptions({"auto"})],
+        "learning_rate_init": [*BaseRanker._parameter_constraints["learning_rate_init"], StrOptions({"auto"})],
         "solver": [StrOptions({"adam", "sgd"})],
         "metric": [StrOptions({"ndcg", "map"})],
         "k": [Interval(Integral, 1, None, closed="left"), None],
@@ -271,6 +277,7 @@ class LambdaRankRanker(BaseRanker):
     # and fifteenth looks).
     _AUTO_HIDDEN_LAYER_SIZES = ((128,), (64,))
     _AUTO_ALPHA = (5.0, 15.0)
+    _AUTO_LEARNING_RATE = (3e-3, 1e-3)
 
     def __init__(
         self,
@@ -280,7 +287,7 @@ class LambdaRankRanker(BaseRanker):
         solver="adam",
         alpha="auto",
         batch_size=16,
-        learning_rate_init=1e-3,
+        learning_rate_init="auto",
         max_iter=300,
         tol=3e-3,
         n_iter_no_change="auto",

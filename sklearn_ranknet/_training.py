@@ -238,10 +238,11 @@ def fit_stochastic(ranker, data, incremental):
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)
     params = ranker.coefs_ + ranker.intercepts_  # the optimizer updates these arrays in place
     if not hasattr(ranker, "_optimizer"):
+        step = ranker._learning_rate(None if incremental else data.n_queries)
         if ranker.solver == "sgd":
-            ranker._optimizer = SGD(params, ranker.learning_rate_init, momentum=ranker.momentum)
+            ranker._optimizer = SGD(params, step, momentum=ranker.momentum)
         else:
-            ranker._optimizer = Adam(params, ranker.learning_rate_init)
+            ranker._optimizer = Adam(params, step)
     averaging = _weight_average(ranker, params, ranker._ema_momentum(early_stopping))
     ranker._l2 = _l2_strength(ranker, train, None if incremental else len(data.rows))
     batch_size = ranker._batch_size(train.n_queries)

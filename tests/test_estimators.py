@@ -650,6 +650,46 @@ def test_lambdarank_auto_alpha_follows_the_training_rows(n_queries, size, method
         np.testing.assert_allclose(got, (1 - lr * expected_alpha / n_trained) ** epochs * start, rtol=1e-12)
 
 
+@pytest.mark.parametrize("cls", [LambdaRankRanker, ListNetRanker])
+@pytest.mark.parametrize("n_queries, method, expected", [
+    (98, "fit", 3e-3), (100, "fit", 1e-3), (20, "partial_fit", 1e-3),
+])
+def test_auto_learning_rate_follows_the_training_queries(cls, n_queries, method, expected):
+    """The degenerate queries' only gradient is the penalty's, so with plain
+    SGD one step takes W <- (1 - step * alpha / n_queries) W: the weights
+    show which step "auto" took."""
+    X, y, qid = _degenerate_queries(np.random.RandomState(1), n_queries=n_queries // 2, size=3, cls=cls)
+    n_trained = len(np.unique(qid))
+    assert n_trained == n_queries
+    ranker = cls(
+        solver="sgd", momentum=0.0, alpha=1.0, max_iter=1, hidden_layer_sizes=(3,), batch_size=n_trained,
+        early_stopping=False, ema_momentum=0.0, input_noise=0.0, random_state=0, **FAST,
+    )
+    assert ranker.learning_rate_init == "auto"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.filterwarnings("ignore", "(partial_)?fit found no query", UserWarning)
+        getattr(ranker, method)(X, y, groups=qid)
+    coefs, _ = _initial_params(ranker, ranker.coefs_[0].shape[0])
+    for got, start in zip(ranker.coefs_, coefs):
+        np.testing.assert_allclose(got, (1 - expected * 1.0 / n_trained) * start, rtol=1e-12)
+    assert ranker.set_params(learning_rate_init=0.5)._learning_rate(10) == 0.5
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+@pytest.mark.parametrize("n_queries", [10, 20, 40])
+def test_default_fits_on_a_few_dozen_queries_end_without_a_warning(cls, n_queries):
+    """With "auto"'s larger step below 100 queries, the default fits end on
+    the stopping rule, not on max_iter (ListNet and LambdaRank warned on 10-30
+    queries with the smaller one)."""
+    X, y, qid = make_ranking(n_queries, random_state=n_queries)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranker = cls(random_state=0).fit(X, y, groups=qid)
+    assert not caught, [str(w.message) for w in caught]
+    assert ranker.n_iter_ < ranker.max_iter
+
+
 @pytest.mark.parametrize(
     "cls, params",
     [
