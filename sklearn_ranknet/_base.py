@@ -19,7 +19,8 @@ from sklearn.utils.validation import assert_all_finite, check_is_fitted, validat
 
 from . import _network, _training
 from ._inputs import (
-    FEATURE_SCALINGS, INPUT_SCALING_ATTRIBUTES, InputScaling, block_rows, set_input_scaling_attributes, stays_sparse,
+    FEATURE_SCALINGS, INPUT_SCALING_ATTRIBUTES, InputScaling, block_rows, gather_rows,
+    set_input_scaling_attributes, stays_sparse,
 )
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._noise import auto_input_noise
@@ -307,8 +308,7 @@ class BaseRanker(BaseEstimator):
         """Rows of ``X`` as the network takes them: with input scaling, a new
         array, scaled (see ``_inputs.py``)."""
         if self._input_scaling is None:
-            rows = X[index]  # CSR too dense to stay sparse multiplies faster dense
-            return rows.toarray() if sp.issparse(rows) and not stays_sparse(X) else rows
+            return gather_rows(X, index)
         return self._input_scaling.rows(X, index)
 
     def _model_gradient(self, X, coef_grads, intercept_grads):

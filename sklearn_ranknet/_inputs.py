@@ -86,6 +86,13 @@ def stays_sparse(X):
     return X.nnz < DENSE_BLOCKS_FROM * n_entries
 
 
+def gather_rows(X, index):
+    """``X[index]``: dense for dense ``X`` and for CSR too dense to stay
+    sparse (:func:`stays_sparse`), CSR otherwise."""
+    rows = X[index]
+    return sp.csr_matrix(rows).toarray() if sp.issparse(X) and not stays_sparse(X) else rows
+
+
 def edge_sample(n_rows, rows=None, limit=None):
     """At most ``limit`` of ``n_rows`` items (of ``rows``, when given),
     evenly spaced: all of them up to that many. ``limit=None`` is
@@ -215,8 +222,8 @@ class InputScaling:
         array (``X`` is never modified), transformed, and standardized when
         dense (and CSR too dense to stay sparse, a block at a time: see
         :func:`stays_sparse`)."""
-        if sp.issparse(X) and not stays_sparse(X):
-            return self.rows(sp.csr_matrix(X[index]).toarray(), slice(None))
+        if sp.issparse(X) and not stays_sparse(X):  # then the dense path, fused below
+            return self.rows(gather_rows(X, index), slice(None))
         if self.kind in ("standard", "piecewise") and _gathers_in_one_pass(X, index):
             rows = np.arange(*index.indices(X.shape[0])) if isinstance(index, slice) else index
             block = np.empty((len(rows), self.n_inputs), dtype=X.dtype)
@@ -331,11 +338,7 @@ def feature_moments(kind, X, rows=None, encoding=None):
     with np.errstate(over="ignore", invalid="ignore"):
         for start in range(0, n_rows, step):
             stop = min(start + step, n_rows)
-            index = slice(start, stop) if rows is None else rows[start:stop]
-            if sp.issparse(X) and not stays_sparse(X):  # the moments of the dense rows, to the bit
-                block = transformed_rows(kind, sp.csr_matrix(X[index]).toarray(), slice(None), encoding)
-            else:
-                block = transformed_rows(kind, X, index, encoding)
+            block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop], encoding)
             moments = merge_moments(moments, (stop - start, *_mean_and_squares(block)))
     return moments
 
@@ -355,8 +358,9 @@ def merge_moments(a, b):
 
 def transformed_rows(kind, X, index, encoding=None):
     """``X[index]`` with the elementwise part of ``kind`` applied (on a copy:
-    ``X`` is never modified), or encoded by ``encoding``."""
-    block = X[index]
+    ``X`` is never modified), or encoded by ``encoding``; CSR too dense to
+    stay sparse is gathered dense (:func:`gather_rows`)."""
+    block = gather_rows(X, index)
     if kind == "piecewise":
         return encoding.transform(block)
     if kind == "log1p":
