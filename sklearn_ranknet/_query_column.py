@@ -38,7 +38,7 @@ def _column_position(X, query_column, n_columns):
             )
         matches = np.flatnonzero(np.asarray(X.columns == query_column))
         if len(matches) != 1:
-            found = "is not" if len(matches) == 0 else "is more than one"
+            found = "is not a" if len(matches) == 0 else "is more than one"
             raise ValueError(
                 f"query_column={query_column!r} {found} column of X; its columns are "
                 f"{list(X.columns)[:20]}{' ...' if len(X.columns) > 20 else ''}."

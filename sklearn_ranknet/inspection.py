@@ -22,6 +22,7 @@ from ._groups import QueryGroups, group_rows, query_of_row, query_weights
 from ._query_column import (
     column_position, merge_groups, query_column_in_input, query_column_of, query_ids_in,
 )
+from ._validation import check_relevance_labels, float_column
 from .metrics import ndcg_score
 
 __all__ = ["permutation_importance"]
@@ -288,6 +289,13 @@ def permutation_importance(
         sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         weights = query_weights(query_groups, sample_weight)
     scorer = _check_scoring(scoring)
+    if scoring is None:
+        # Checked here for the advice: the metric's would name a gain
+        # parameter, which this function does not have.
+        check_relevance_labels(
+            float_column(y, "y"), exponential_gain=True, input_name="y",
+            remedy='Pass scoring=ndcg_scorer(10, gain="linear") or rescale the labels.',
+        )
 
     # Draw everything from random_state here, in a fixed order, so that the
     # result does not depend on n_jobs: the query subsets (if any), then one

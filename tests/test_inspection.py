@@ -442,6 +442,20 @@ def test_a_scorer_without_groups_is_refused(routing_on):
             permutation_importance(model, X, y, groups=qid, scoring=get_scorer("r2"))
 
 
+def test_labels_above_30_name_the_scorer_that_takes_a_linear_gain():
+    # The default scorer's exponential gain cannot take them; the advice must
+    # be one this function accepts (it has no gain parameter of its own).
+    X, y, qid = make_ranking(n_queries=12, n_features=3, n_informative=2, random_state=0)
+    y = 10.0 * y
+    model = Ridge().fit(X, y)
+    with pytest.raises(ValueError, match=r'up to 40.*scoring=ndcg_scorer\(10, gain="linear"\)'):
+        permutation_importance(model, X, y, groups=qid)
+    result = permutation_importance(
+        model, X, y, groups=qid, n_repeats=1, random_state=0, scoring=ndcg_scorer(10, gain="linear")
+    )
+    assert result.importances.shape == (3, 1)
+
+
 @pytest.mark.parametrize("routing_on", [False, True])
 def test_plain_callable_scorer(routing_on):
     X, y, qid, model = _interleaved(seed=17)

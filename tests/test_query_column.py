@@ -138,7 +138,7 @@ def test_scaled_query_column_with_routed_groups_in_a_pipeline():
     "query_column, X_kind, message",
     [
         ("qid", "array", "names a column, but X has no column names"),
-        ("missing", "frame", "'missing' is not column of X"),
+        ("missing", "frame", "'missing' is not a column of X"),
         (9, "array", "query_column=9 is out of range for X with 6 columns"),
         (-7, "frame", "query_column=-7 is out of range"),
     ],
