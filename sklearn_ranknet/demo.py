@@ -5,6 +5,7 @@ Usage::
     python -m sklearn_ranknet.demo                       # synthetic make_ranking data
     python -m sklearn_ranknet.demo TRAIN TEST            # LETOR / SVMlight files
     python -m sklearn_ranknet.demo TRAIN TEST --n-features 300
+    python -m sklearn_ranknet.demo TRAIN TEST --zero-based   # feature ids from 0
 
 LETOR files carry ``qid:`` fields or a LightGBM-style ``.query`` sidecar.
 """
@@ -22,7 +23,7 @@ from .datasets import load_letor, make_ranking
 from .metrics import map_score, ndcg_score
 
 
-def _load(args):
+def _load(args, parser):
     if args.train is None:
         X_train, y_train, q_train = make_ranking(n_queries=300, random_state=0)
         X_test, y_test, q_test = make_ranking(n_queries=100, random_state=1)
@@ -30,10 +31,25 @@ def _load(args):
             X_train, y_train, q_train, X_test, y_test, q_test
         )
     if args.test is None:
-        raise SystemExit("Give both a training and a test file.")
-    train = load_letor(args.train, n_features=args.n_features)
-    n_features = args.n_features or train[0].shape[1]
-    test = load_letor(args.test, n_features=n_features)
+        parser.error("give both a training and a test file.")
+    # Both files numbered the same way (load_letor's "auto" decides per
+    # file, and a test file without id 0 would shift every column).
+    zero_based = args.zero_based
+    loaded = []
+    for path in (args.train, args.test):
+        try:
+            loaded.append(load_letor(path, n_features=args.n_features, zero_based=zero_based))
+        except (OSError, ValueError) as error:
+            hint = ""
+            if "index 0" in str(error) or "zero_based" in str(error):
+                hint = " (its feature ids start at 0: pass --zero-based)"
+            parser.error(f"cannot read {path}{hint}: {error}")
+    train, test = loaded
+    # Ids the other file does not hold are columns of zeros there: both
+    # matrices as wide as the wider one.
+    width = max(train[0].shape[1], test[0].shape[1])
+    for X in (train[0], test[0]):
+        X.resize((X.shape[0], width))
     # The rankers take the CSR as it is; the baseline's StandardScaler needs
     # dense input to centre the features.
     return f"{args.train} / {args.test}", (*train, *test)
@@ -56,14 +72,19 @@ def _models(seed):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sklearn_ranknet.demo", description=__doc__.splitlines()[0])
     parser.add_argument("train", nargs="?", help="LETOR training file (default: synthetic data)")
     parser.add_argument("test", nargs="?", help="LETOR test file")
-    parser.add_argument("--n-features", type=int, default=None, help="feature count of the files")
+    parser.add_argument("--n-features", type=int, default=None,
+                        help="feature count of the files (default: the largest feature id in either)")
+    parser.add_argument("--zero-based", action="store_true",
+                        help="the files number their features from 0 (default: from 1, as LETOR, MSLR-WEB and Yahoo)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    name, (X_train, y_train, q_train, X_test, y_test, q_test) = _load(args)
+    if args.n_features is not None and args.n_features < 1:
+        parser.error(f"--n-features must be at least 1; got {args.n_features}.")
+    name, (X_train, y_train, q_train, X_test, y_test, q_test) = _load(args, parser)
     print(f"Data: {name}")
     print(f"  train {X_train.shape[0]} rows, {len(np.unique(q_train))} queries; "
           f"test {X_test.shape[0]} rows, {len(np.unique(q_test))} queries; "

@@ -1,0 +1,62 @@
+"""The demo's command line: both files numbered alike, bad input answered by
+a one-line message (argparse's exit status 2), never a traceback."""
+
+import re
+
+import numpy as np
+import pytest
+
+from sklearn_ranknet import demo
+
+
+def _write(path, text):
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.fixture
+def files(tmp_path):
+    # The training file holds feature id 0, the test file does not: read one
+    # by one with load_letor's "auto", the test columns would shift by one.
+    train = _write(tmp_path / "train.txt", "2 qid:1 0:0.9 1:0.1 2:0.5\n0 qid:1 0:0.1 1:0.8\n1 qid:2 2:0.3\n")
+    test = _write(tmp_path / "test.txt", "2 qid:5 1:0.7 2:0.2\n0 qid:5 2:0.4 4:1.5\n")
+    return train, test
+
+
+def _load(argv):
+    parser = demo.argparse.ArgumentParser(prog="demo")
+    parser.add_argument("train", nargs="?")
+    parser.add_argument("test", nargs="?")
+    parser.add_argument("--n-features", type=int)
+    parser.add_argument("--zero-based", action="store_true")
+    return demo._load(parser.parse_args(argv), parser)
+
+
+def test_both_files_are_numbered_alike_and_as_wide(files):
+    _, (X_train, _, _, X_test, _, _) = _load([*files, "--zero-based"])
+    assert X_train.shape == (3, 5) and X_test.shape == (2, 5)
+    np.testing.assert_array_equal(X_test.toarray(), [[0, 0.7, 0.2, 0, 0], [0, 0, 0.4, 0, 1.5]])
+    np.testing.assert_array_equal(X_train.toarray()[:, 3:], 0)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["{train}", "{test}"], "feature ids start at 0: pass --zero-based"),
+        (["{train}"], "give both a training and a test file"),
+        (["/nonexistent/train.txt", "{test}"], "cannot read /nonexistent/train.txt"),
+        (["{train}", "{test}", "--zero-based", "--n-features", "2"], "cannot read .*n_features"),
+    ],
+)
+def test_bad_input_is_one_line_not_a_traceback(files, capsys, argv, message):
+    argv = [a.format(train=files[0], test=files[1]) for a in argv]
+    with pytest.raises(SystemExit) as exit_:
+        _load(argv)
+    assert exit_.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_main_refuses_a_feature_count_below_one(files, capsys):
+    with pytest.raises(SystemExit):
+        demo.main([*files, "--n-features", "0"])
+    assert "--n-features must be at least 1" in capsys.readouterr().err
