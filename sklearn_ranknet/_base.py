@@ -29,7 +29,7 @@ from ._query_column import (
     merge_groups, split_query_column,
 )
 from ._training import SCORE_K, TrainingSet
-from ._validation import check_relevance_labels, float_column, label_remedy
+from ._validation import check_relevance_labels, first_text, float_column, label_remedy, shown
 from .metrics import ndcg_score
 
 
@@ -395,6 +395,9 @@ class BaseRanker(BaseEstimator):
         self.best_loss_ = np.inf
 
     def _validate_training_data(self, X, y, groups, sample_weight, first_call, method):
+        text = first_text(y)
+        if text is not None:  # validate_data would read a Series of "3" as 3.0
+            raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got text (e.g. {shown(text)!r}).")
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
             reset=first_call,

@@ -75,13 +75,26 @@ def float_column(values, input_name):
         raise ValueError(
             f"{input_name} must be 1-d, one value per row; got an array of shape {shape}."
         )
+    text = first_text(values)
+    if text is not None:
+        # As scikit-learn's metrics: text is not silently read as numbers.
+        raise ValueError(f"{input_name} must hold numbers; got text (e.g. {shown(text)!r}).")
+    return column_or_1d(values, dtype=np.float64, input_name=input_name)
+
+
+def first_text(values):
+    """The first string (or bytes) ``values`` holds, None if it holds none:
+    whether text arrives as a numpy string array, a list or an object array
+    or pandas Series of str (which numpy would read as numbers)."""
     kind = getattr(getattr(values, "dtype", None), "kind", None)
     if kind is None:  # a list: numpy says what it holds
-        kind = np.asarray(values).dtype.kind
+        values = np.asarray(values)
+        kind = values.dtype.kind
     if kind in "USV":
-        # As scikit-learn's metrics: text is not silently read as numbers.
-        raise ValueError(f"{input_name} must hold numbers; got text (e.g. {shown(np.ravel(values)[0])!r}).")
-    return column_or_1d(values, dtype=np.float64, input_name=input_name)
+        return np.ravel(values)[0] if np.size(values) else None
+    if kind == "O":
+        return next((v for v in np.ravel(np.asarray(values, dtype=object)) if isinstance(v, (str, bytes))), None)
+    return None
 
 
 def shown(value):

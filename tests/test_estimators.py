@@ -1391,10 +1391,18 @@ def test_bad_hidden_layer_sizes_name_the_parameter(hidden):
         RankNetRanker(hidden_layer_sizes=hidden, max_iter=2).fit(X, y, groups=qid)
 
 
-def test_string_labels_give_a_clear_error():
+@pytest.mark.parametrize("container", ["numpy", "object", "pandas"])
+def test_string_labels_give_a_clear_error(container):
+    # Text is refused in every container, not read as numbers from a Series
+    # or an object array as validate_data would.
     X, y, qid = _small(5)
-    with pytest.raises(ValueError, match="y"):
-        LambdaRankRanker(max_iter=2).fit(X, y.astype(str), groups=qid)
+    labels = y.astype(int).astype(str)
+    if container == "object":
+        labels = labels.astype(object)
+    elif container == "pandas":
+        labels = pytest.importorskip("pandas").Series(labels)
+    with pytest.raises(ValueError, match=r"y must hold numeric relevance labels .*got text \(e.g. '\d'\)"):
+        LambdaRankRanker(max_iter=2).fit(X, labels, groups=qid)
 
 
 # ----------------------------------------------------------------------------

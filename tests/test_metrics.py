@@ -571,11 +571,21 @@ S = [0.3, 0.2, 0.1]
         (["2", "0", "1"], S, None, "y_true must hold numbers; got text \\(e.g. '2'\\)"),
         (Y, np.array(["0.3", "0.2", "0.1"]), None, "y_score must hold numbers; got text"),
         (np.array([2, None, 1], dtype=object), S, None, "y_true contains NaN"),
+        (np.array([2, "0", 1], dtype=object), S, None, "y_true must hold numbers; got text \\(e.g. '0'\\)"),
     ],
 )
 def test_bad_input(func, y_true, y_score, groups, match):
     with pytest.raises(ValueError, match=match):
         func(y_true, y_score, groups=groups)
+
+
+@pytest.mark.parametrize("func", [ndcg_score, map_score, ndcg_per_query, ap_per_query])
+def test_text_in_a_pandas_series_is_refused_as_in_an_array(func):
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match="y_true must hold numbers; got text"):
+        func(pd.Series(["2", "0", "1"]), S)
+    with pytest.raises(ValueError, match="y_score must hold numbers; got text"):
+        func(Y, pd.Series(["0.3", "0.2", "0.1"], dtype=object))
 
 
 @pytest.mark.parametrize("func", NDCG_FUNCTIONS)
