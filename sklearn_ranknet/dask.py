@@ -142,14 +142,23 @@ def _partitions(collection, name, ndim):
     )
 
 
+def _numpy_dtype(dtype):
+    """The numpy dtype a column's values take: pandas' nullable columns
+    (Float64, Int64, boolean) name theirs; text and categories are objects."""
+    numpy_dtype = getattr(dtype, "numpy_dtype", None)
+    if numpy_dtype is not None:
+        return np.dtype(numpy_dtype)
+    return dtype if isinstance(dtype, np.dtype) else np.dtype(object)
+
+
 def _feature_dtype(meta_features):
     """float32 when every feature is float32 (a float32 model, as in
     memory), float64 otherwise."""
     dtypes = list(meta_features.dtypes) if hasattr(meta_features, "dtypes") else [meta_features.dtype]
-    bad = [str(d) for d in dtypes if np.dtype(d).kind not in "biuf"]
+    bad = [str(d) for d in dtypes if _numpy_dtype(d).kind not in "biuf"]
     if bad:
         raise ValueError(f"X must hold numeric features; found columns of dtype {sorted(set(bad))}.")
-    return np.float32 if dtypes and all(np.dtype(d) == np.float32 for d in dtypes) else np.float64
+    return np.float32 if dtypes and all(_numpy_dtype(d) == np.float32 for d in dtypes) else np.float64
 
 
 def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, features):
@@ -282,7 +291,7 @@ def _query_mean(metric, y_true, y_score, *, groups, sample_weight, k, gain, igno
     query values on each partition, the mean on the client."""
     frame, _, _ = _zipped(X=X, y=y_true, groups=groups, sample_weight=sample_weight, y_score=y_score,
                           query_column=query_column, y_name="y" if X is not None else "y_true")
-    if not np.dtype(frame._meta[_Y].dtype).kind in "biuf":
+    if _numpy_dtype(frame._meta[_Y].dtype).kind not in "biuf":
         raise ValueError(f"y_true must hold numeric labels; got dtype {frame._meta[_Y].dtype}.")
     parts = _colocated(frame, partitioned_by_query)
     weighted = sample_weight is not None
@@ -456,7 +465,7 @@ def _scores_dtype(model_dtype, input_dtypes):
     """The dtype ``predict`` returns: float32 when the model and every input
     column are float32 (it then computes in float32), float64 otherwise,
     as the in-memory ranker's ``predict`` does."""
-    inputs_float32 = all(np.dtype(d) == np.float32 for d in input_dtypes)
+    inputs_float32 = all(_numpy_dtype(d) == np.float32 for d in input_dtypes)
     return np.dtype(np.float32 if inputs_float32 and model_dtype == np.float32 else np.float64)
 
 
@@ -604,7 +613,7 @@ class _DaskRanker:
             features=True,
         )
         y_dtype = frame._meta[_Y].dtype
-        if np.dtype(y_dtype).kind not in "biuf":
+        if _numpy_dtype(y_dtype).kind not in "biuf":
             raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got dtype {y_dtype}.")
         _check_n_features(self, meta_features, reset=first_call)
         _check_feature_names(self, meta_features, reset=first_call)

@@ -648,6 +648,30 @@ def test_predict_declares_the_dtype_it_computes(client, data, model_dtype, input
         assert lazy.dtype == computed.dtype == ranker.to_local().predict(X.astype(input_dtype)).dtype
 
 
+def test_pandas_nullable_columns_train_and_predict_as_their_numpy_twins(client, data):
+    # Float64 / Int64 columns hold numbers: the model of the float64 frame.
+    X, y, qid = data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    parts = [(dd.from_pandas(frame.astype(dtype), npartitions=3),
+              dd.from_pandas(pd.Series(y.astype(int), dtype=label_dtype), npartitions=3))
+             for dtype, label_dtype in (("float64", "int64"), ("Float64", "Int64"))]
+    dq = dd.from_pandas(pd.Series(qid), npartitions=3)
+    plain, nullable = (quiet_fit(skd.DaskLambdaRankRanker(**QUICK), dX, dy, groups=dq) for dX, dy in parts)
+    np.testing.assert_array_equal(plain.coefs_[0], nullable.coefs_[0])
+    np.testing.assert_array_equal(plain.predict(parts[0][0]).compute(), plain.predict(parts[1][0]).compute())
+
+
+def test_text_labels_are_refused_by_name(client, data):
+    X, y, qid = data
+    dX = dd.from_pandas(pd.DataFrame(X), npartitions=2)
+    dy = dd.from_pandas(pd.Series(y.astype(int).astype(str)), npartitions=2)
+    dq = dd.from_pandas(pd.Series(qid), npartitions=2)
+    with pytest.raises(ValueError, match="y must hold numeric relevance labels"):
+        skd.DaskLambdaRankRanker(**QUICK).fit(dX, dy, groups=dq)
+    with pytest.raises(ValueError, match="y_true must hold numeric labels"):
+        skd.ndcg_score(dy, dd.from_pandas(pd.Series(X[:, 0]), npartitions=2), groups=dq)
+
+
 def test_sparse_chunks_are_refused_with_the_way_out(client, data):
     sp = pytest.importorskip("scipy.sparse")
     X, y, qid = data
