@@ -263,26 +263,31 @@ def _colocated(frame, partitioned_by_query):
 
 def _query_values(frame, metric, k, gain, ignore_ties, weighted):
     """Per-query values of one co-located partition: sorted query ids, the
-    metric's value and emptiness flag, and the query weights (or None)."""
+    metric's value and emptiness flag, the query weights (or None), and the
+    partition's number of rows."""
     if len(frame) == 0:
         nothing = np.zeros(0)
         return (frame[_QID].to_numpy(), nothing, nothing.astype(bool),
-                nothing if weighted else None)
+                nothing if weighted else None, 0)
     # Input order inside each query (ties with ignore_ties=True).
     frame = frame.sort_values([_PART, _ROW], kind="stable")
     y = frame[_Y].to_numpy()
     scores = frame[_SCORE].to_numpy()
     groups = frame[_QID].to_numpy()
-    if metric == "ndcg":
-        query_groups, values, empty = _metrics._ndcg_values(y, scores, groups, k, gain, ignore_ties)
-    else:
-        query_groups, values, empty = _metrics._ap_values(y, scores, groups, k, ignore_ties)
+    with warnings.catch_warnings():
+        # Whether every query holds one row is a question about all the
+        # data, not one partition's share: the client asks it.
+        warnings.filterwarnings("ignore", message="Every one of the", category=UserWarning)
+        if metric == "ndcg":
+            query_groups, values, empty = _metrics._ndcg_values(y, scores, groups, k, gain, ignore_ties)
+        else:
+            query_groups, values, empty = _metrics._ap_values(y, scores, groups, k, ignore_ties)
     weights = None
     if weighted:
         w = frame[_WEIGHT].to_numpy()
         # All-zero weights are legitimate here (other partitions may weigh).
         weights = query_weights(query_groups, w) if np.any(w) else np.zeros(query_groups.n_queries)
-    return query_groups.query_ids, values, empty, weights
+    return query_groups.query_ids, values, empty, weights, len(frame)
 
 
 def _query_mean(metric, y_true, y_score, *, groups, sample_weight, k, gain, ignore_ties,
@@ -307,6 +312,7 @@ def _query_mean(metric, y_true, y_score, *, groups, sample_weight, k, gain, igno
     values = np.concatenate([r[1] for r in results])[order]
     empty = np.concatenate([r[2] for r in results])[order]
     weights = np.concatenate([r[3] for r in results])[order] if weighted else None
+    _metrics._warn_if_one_row_each(sum(r[4] for r in results), len(ids), stacklevel=4)  # the caller of ndcg_score
     # One row per query: the in-memory mean, with its checks and messages.
     one_row_each = QueryGroups(order=None, offsets=np.arange(len(ids) + 1), query_ids=ids[order])
     return _metrics._mean_over_queries(one_row_each, values, empty, empty_query_score, weights)

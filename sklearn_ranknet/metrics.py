@@ -380,17 +380,21 @@ def _check_targets(y_true, y_score, groups):
             stacklevel=5,  # past the validate_params wrapper, to the caller
         )
     query_groups = group_rows(groups, len(y_true))
-    if len(y_true) > 1 and query_groups.n_queries == len(y_true):
+    _warn_if_one_row_each(len(y_true), query_groups.n_queries, stacklevel=6)
+    return y_true, y_score, query_groups
+
+
+def _warn_if_one_row_each(n_rows, n_queries, stacklevel):
+    if n_rows > 1 and n_queries == n_rows:
         # A one-document query is ranked perfectly by any score: the mean
         # says nothing of the scores.
         warnings.warn(
-            f"Every one of the {len(y_true)} queries holds a single row, so any "
+            f"Every one of the {n_rows} queries holds a single row, so any "
             "scores rank them perfectly. groups should hold query ids, not an "
             "id per row (document).",
             UserWarning,
-            stacklevel=5,
+            stacklevel=stacklevel,
         )
-    return y_true, y_score, query_groups
 
 
 def _arranged(query_groups, values):

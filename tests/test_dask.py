@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker  # noqa: E402
 from sklearn_ranknet import _dask_training, _network  # noqa: E402
+import sklearn_ranknet.metrics  # noqa: E402
 from sklearn_ranknet import dask as skd  # noqa: E402
 from sklearn_ranknet._inputs import InputScaling  # noqa: E402
 from sklearn_ranknet.datasets import make_ranking  # noqa: E402
@@ -210,6 +211,24 @@ def test_metrics_take_series_and_string_ids_and_check_partitioning(client):
     ) <= 1e-12
     with pytest.raises(ValueError, match="partitioned_by_query=True promised"):
         skd.ndcg_score(ddf["y"], ddf["s"], groups=ddf["q"], partitioned_by_query=True)
+
+
+@pytest.mark.parametrize("metric", ["ndcg_score", "map_score"])
+def test_the_one_row_per_query_warning_is_about_all_the_data(client, metric):
+    # One 3-row query and five of one row: a partition may hold only the
+    # latter, but the data is not one row per query, and memory is silent.
+    y = np.array([2.0, 0, 1, 1, 0, 2, 1, 0])
+    scores = np.linspace(1, 0, 8)
+    groups = np.array([1, 1, 1, 2, 3, 4, 5, 6])
+    args = [da.from_array(a, chunks=2) for a in (y, scores, groups)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        expected = getattr(sklearn_ranknet.metrics, metric)(y, scores, groups=groups)
+        assert getattr(skd, metric)(args[0], args[1], groups=args[2]) == pytest.approx(expected, abs=1e-12)
+    one_each = da.from_array(np.arange(8), chunks=2)
+    with pytest.warns(UserWarning, match="Every one of the 8 queries holds a single row") as caught:
+        getattr(skd, metric)(args[0], args[1], groups=one_each)
+    assert len(caught) == 1 and caught[0].filename == __file__
 
 
 def test_metric_errors_are_the_in_memory_ones(client):
