@@ -328,22 +328,23 @@ def make_ranking(
 
 
 def _read_query_sizes(query_path):
-    """Read a LightGBM ``.query`` file: one positive integer per line."""
+    """Read a LightGBM ``.query`` file: one positive integer per line
+    (blank lines are skipped)."""
     with open(query_path) as f:
-        tokens = f.read().split()
-    sizes = np.empty(len(tokens), dtype=np.int64)
-    for i, token in enumerate(tokens):
+        lines = [(number, line.strip()) for number, line in enumerate(f, start=1) if line.strip()]
+    sizes = np.empty(len(lines), dtype=np.int64)
+    for i, (number, text) in enumerate(lines):
         try:
-            sizes[i] = int(token)
-        except ValueError:
+            sizes[i] = int(text)
+        except (ValueError, OverflowError):
             raise ValueError(
                 f"Query file {query_path!s} must hold one integer per line; "
-                f"entry {i + 1} is {token!r}."
+                f"line {number} is {text!r}."
             ) from None
         if sizes[i] < 1:
             raise ValueError(
                 f"Query file {query_path!s} must hold positive query sizes; "
-                f"entry {i + 1} is {sizes[i]}."
+                f"line {number} is {sizes[i]}."
             )
     return sizes
 
@@ -416,10 +417,11 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
     Raises
     ------
     ValueError
-        If the file has no ``qid:`` field and no sidecar is found; if only
-        some rows have a ``qid:``; if the sidecar is malformed, holds a
-        non-positive size or its sizes do not sum to the number of rows; or
-        if the sidecar disagrees with the qids.
+        If the file has no rows; if a ``qid:`` or a feature id is not an
+        integer; if the file has no ``qid:`` field and no sidecar is found;
+        if only some rows have a ``qid:``; if the sidecar is malformed (one
+        integer per line), holds a non-positive size or its sizes do not sum
+        to the number of rows; or if the sidecar disagrees with the qids.
 
     See Also
     --------
@@ -436,10 +438,23 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
     >>> X.toarray()[0]
     array([0.5, 0. , 1. ])
     """
-    X, y, qid = load_svmlight_file(
-        path, n_features=n_features, dtype=dtype, query_id=True, zero_based=zero_based
-    )
+    try:
+        X, y, qid = load_svmlight_file(
+            path, n_features=n_features, dtype=dtype, query_id=True, zero_based=zero_based
+        )
+    except (ValueError, OverflowError) as error:
+        if not isinstance(error, OverflowError) and "int()" not in str(error):
+            raise  # scikit-learn's own message names what is wrong
+        # The parser's message (``invalid literal for int()``, or a C long
+        # overflow) names neither the field nor the file.
+        raise ValueError(
+            f"{path!s} holds a qid: or a feature id that is not an integer within "
+            f"int64 ({error}). Rows must read `label qid:<integer> <integer>:<value> ...`, "
+            "the qid: before the features."
+        ) from None
     n_samples = X.shape[0]
+    if n_samples == 0:
+        raise ValueError(f"{path!s} holds no rows (only blank or comment lines).")
 
     if query_path is None and isinstance(path, (str, os.PathLike)):
         candidate = os.fspath(path) + ".query"

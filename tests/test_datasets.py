@@ -422,8 +422,35 @@ def test_load_letor_sidecar_bad_sizes(tmp_path, content):
     path.write_text(NO_QID_FILE)
     query_path = tmp_path / "sizes"
     query_path.write_text(content)
-    with pytest.raises(ValueError, match="entry 2"):
+    with pytest.raises(ValueError, match="line 2 is"):
         load_letor(path, query_path=query_path)
+
+
+def test_load_letor_sidecar_holds_one_size_per_line(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text(NO_QID_FILE)
+    Path(str(path) + ".query").write_text("\n4 1\n")  # two sizes on one line: not a sidecar
+    with pytest.raises(ValueError, match="one integer per line; line 2 is '4 1'"):
+        load_letor(path)
+    Path(str(path) + ".query").write_text("4\n\n1\n")  # blank lines are skipped
+    np.testing.assert_array_equal(load_letor(path)[2], [0, 0, 0, 0, 1])
+
+
+@pytest.mark.parametrize(
+    "row, match",
+    [
+        ("2 qid:abc 1:0.5\n", "qid: or a feature id that is not an integer"),
+        ("2 qid:99999999999999999999 1:0.5\n", "qid: or a feature id that is not an integer"),
+        ("2 1:0.5 qid:3\n", "the qid: before the features"),
+        ("# a comment only\n\n", "holds no rows"),
+    ],
+)
+def test_load_letor_names_the_file_and_the_field(tmp_path, row, match):
+    path = tmp_path / "train.txt"
+    path.write_text(row)
+    with pytest.raises(ValueError, match=match) as raised:
+        load_letor(path)
+    assert str(path) in str(raised.value)
 
 
 def test_load_letor_file_object(tmp_path):
