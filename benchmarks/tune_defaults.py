@@ -19,6 +19,10 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
 - ``letor`` (opt-in, ``--sets``): the same Yahoo folds as LETOR 4.0 ships its data (MQ2007,
   MQ2008): every feature min-max scaled within its query, labels capped at 2. Trees barely
   notice the change; a network's best number of epochs does (twelfth look);
+- ``letor_sparse`` (opt-in): ``letor`` with Yahoo's grades folded as a sparsely judged
+  collection grades: 0 and 1 -> 0, 2 -> 1, 3 and 4 -> 2 (``sparse_relevance``): 62 % of the
+  training documents irrelevant and 14 % of the queries without a relevant one, where
+  ``letor``'s cap at 2 leaves 21 % irrelevant (twentieth look);
 - ``small_letor``, ``noisy_letor``, ``medium_letor`` (opt-in): the synthetic problems, training
   and held-out rows alike, in the same LETOR 4.0 form (thirteenth look);
 - ``copies`` (opt-in): ``small`` with every feature observed five times, each copy with its
@@ -38,12 +42,16 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   ``"piecewise_bins"`` (the rankers choose it from the number of rows), and ``--seed`` sets
   the models' ``random_state``.
 
-Two more study-only keys change LambdaRank's objective, in ``compare`` and ``large`` alike
-(seventeenth look; neither is a parameter of the package): ``"query_weight_power": p`` scales
+Three more study-only keys change LambdaRank's objective, in ``compare`` and ``large`` alike
+(none is a parameter of the package). Two from the seventeenth look: ``"query_weight_power": p`` scales
 each query's pair weights by ``(W_mean / W_q) ** p``, where ``W_q`` is the query's summed pair
 weight at its ideal ranking and ``W_mean`` the mean over the objective's queries (1: every query
 weighs the same, as in RankNet's mean over pairs); ``"pair_weight_floor": b`` weighs each pair
-``|dG| * (|d_a - d_b| + b)``, a RankNet-like term under the |delta NDCG| one.
+``|dG| * (|d_a - d_b| + b)``, a RankNet-like term under the |delta NDCG| one. A third,
+``"lambda_norm": true`` (twentieth look), scales each query's lambdas in every step by
+``log2(1 + G) / G``, ``G`` their summed magnitude, as LightGBM's ``lambdarank_norm`` does
+(LightGBM sums over the pairs; the documents' sum equals it unless a document sits between
+two others): a query whose lambdas are large weighs less, one nearly ranked right more.
 
 ``compare`` scores the given configurations (changes from the current defaults) on the
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
@@ -81,7 +89,7 @@ ESTIMATORS = {"lambdarank": "LambdaRankRanker", "ranknet": "RankNetRanker", "lis
 MIN_GAIN, WORST_LOSS, MAX_ROUNDS = 0.002, 0.01, 3
 DATASETS = ("yahoo", "small", "noisy", "medium")
 #: Opt-in selection sets (``--sets``), beside DATASETS.
-EXTRA_SETS = ("letor", "small_letor", "noisy_letor", "medium_letor", "copies", "tiny", "tiny_yahoo")
+EXTRA_SETS = ("letor", "letor_sparse", "small_letor", "noisy_letor", "medium_letor", "copies", "tiny", "tiny_yahoo")
 #: Training queries of the ``tiny`` and ``tiny_yahoo`` sets, three draws each.
 TINY_QUERIES = (10, 20, 40, 80)
 COORDINATES = {
@@ -129,6 +137,15 @@ def letor_view(X, y, qid):
     return X, np.minimum(y, 2), qid
 
 
+def sparse_relevance(X, y, qid):
+    """The rows with Yahoo's five grades folded into three the way a sparsely
+    judged collection grades them: 0 and 1 -> 0, 2 -> 1, 3 and 4 -> 2, so
+    that most documents are irrelevant and some queries have no relevant
+    document at all (``letor_view`` caps at 2 instead: most documents
+    relevant)."""
+    return X, np.array([0, 0, 1, 2, 2])[np.asarray(y, dtype=int)], qid
+
+
 def copies_view(X, y, qid, n_copies=5, spread=1.0, seed=0):
     """The rows with each feature observed ``n_copies`` times, each copy
     with its own Gaussian noise of standard deviation ``spread``: redundant
@@ -153,6 +170,8 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
     makers = {
         "yahoo": yahoo_folds,
         "letor": lambda: [tuple(letor_view(*part) for part in split) for split in yahoo_folds()],
+        "letor_sparse": lambda: [tuple(letor_view(*sparse_relevance(*part)) for part in split)
+                                 for split in yahoo_folds()],
         "small": lambda: [(_synthetic(150, 0), _synthetic(1000, 100))],
         "noisy": lambda: [(_synthetic(150, 1, noise=1.0), _synthetic(1000, 101, noise=1.0))],
         "medium": lambda: [(_synthetic(600, 2, **medium), _synthetic(1000, 102, **medium))],
@@ -177,7 +196,7 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
     return {name: makers[name]() for name in sets}
 
 
-SEEDS = {"yahoo": (0, 1), "letor": (0, 1), "small": (0, 1), "noisy": (0, 1), "medium": (0,)}
+SEEDS = {"yahoo": (0, 1), "letor": (0, 1), "letor_sparse": (0, 1), "small": (0, 1), "noisy": (0, 1), "medium": (0,)}
 SEEDS.update({name + "_letor": SEEDS[name] for name in ("small", "noisy", "medium")}, copies=(0, 1),
              tiny=(0,), tiny_yahoo=(0,))
 
@@ -341,17 +360,29 @@ def _fixed_piecewise_bins(n_bins):
 
 
 #: Study-only configuration keys that change LambdaRank's objective.
-OBJECTIVE_VARIANTS = ("query_weight_power", "pair_weight_floor")
+OBJECTIVE_VARIANTS = ("query_weight_power", "pair_weight_floor", "lambda_norm")
 
 
 @contextlib.contextmanager
-def _objective_variant(query_weight_power=None, pair_weight_floor=None):
+def _objective_variant(query_weight_power=None, pair_weight_floor=None, lambda_norm=False):
     """LambdaRank objectives built inside weigh queries or pairs as the
-    seventeenth look tried (see the module docstring); no key: unchanged."""
+    seventeenth look tried, or scale each query's lambdas as the twentieth
+    (see the module docstring); no key: unchanged."""
     from sklearn_ranknet import _lambdas, _objectives
     from sklearn_ranknet._groups import query_of_row
 
     build = _objectives.LambdaRankObjective.__init__
+    lambdas = _objectives.LambdaRankObjective.gradient
+
+    def normalized(objective, scores, rows, queries, offsets, **kwargs):
+        grad, cost = lambdas(objective, scores, rows, queries, offsets, **kwargs)
+        # LightGBM's lambdarank_norm: a query's lambdas times log2(1 + G) / G,
+        # G the query's summed |lambda| (LightGBM sums the pairs'; the
+        # documents' sum equals it where no document sits between two others).
+        query = query_of_row(np.asarray(offsets))  # grad is laid out query by query
+        summed = np.bincount(query, weights=np.abs(grad), minlength=len(offsets) - 1)
+        factor = np.divide(np.log2(1 + summed), summed, out=np.ones_like(summed), where=summed > 0)
+        return grad * factor[query], cost
 
     def variant(objective, labels, offsets, **kwargs):
         build(objective, labels, offsets, **kwargs)
@@ -378,10 +409,13 @@ def _objective_variant(query_weight_power=None, pair_weight_floor=None):
 
     if query_weight_power is not None or pair_weight_floor is not None:
         _objectives.LambdaRankObjective.__init__ = variant
+    if lambda_norm:
+        _objectives.LambdaRankObjective.gradient = normalized
     try:
         yield
     finally:
         _objectives.LambdaRankObjective.__init__ = build
+        _objectives.LambdaRankObjective.gradient = lambdas
 
 
 def peer_rows(h, sets=DATASETS, fold_seeds=(0,)):
