@@ -57,7 +57,9 @@ two others): a query whose lambdas are large weighs less, one nearly ranked righ
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
 with each one's paired Yahoo gain over the first; ``--fold-seeds 0,1,2`` draws the Yahoo folds
 with several shuffles (15 folds, 30 paired fits: a tighter standard error; cache them in
-another ``--out``). ``peers`` scores ``LGBMRanker()``,
+another ``--out``); with ``--no-yahoo`` it scores only the ``--sets`` given, and the paired
+gain is over the first of them (a study of one kind of data, as the twenty-first look's of
+the views scaled within queries). ``peers`` scores ``LGBMRanker()``,
 ``XGBRanker()`` and ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` on the same folds and
 seeds: the yardstick the defaults are measured against, without touching ``rank.test``.
 
@@ -247,9 +249,11 @@ class Evaluator:
 
 
 def compare(new, current):
-    """Per data set mean paired gain, the Yahoo standard error, the mean gain."""
+    """Per data set mean paired gain, the first set's (Yahoo's in ``search``)
+    standard error, the mean gain."""
     gains = {n: float(np.mean(np.subtract(new[n]["ndcg10"], current[n]["ndcg10"]))) for n in new}
-    d = np.subtract(new["yahoo"]["ndcg10"], current["yahoo"]["ndcg10"])
+    first = next(iter(new))
+    d = np.subtract(new[first]["ndcg10"], current[first]["ndcg10"])
     return gains, float(d.std(ddof=1) / np.sqrt(len(d))), float(np.mean(list(gains.values())))
 
 
@@ -276,7 +280,8 @@ def search(evaluate, estimator, log):
 
 
 def summary_rows(evaluate, estimator, configurations):
-    """Mean scores of each configuration, and its paired Yahoo gain over the first's."""
+    """Mean scores of each configuration, and its paired gain over the first
+    configuration's on the first set."""
     rows = []
     first = evaluate(estimator, configurations[0][1])
     for i, (label, params) in enumerate(configurations):
@@ -285,7 +290,8 @@ def summary_rows(evaluate, estimator, configurations):
         for n in result:
             row[n] = float(np.mean(result[n]["ndcg10"]))
         gains, se, _ = compare(result, first)
-        row["yahoo_gain"] = f"{gains['yahoo']:+.4f} ± {se:.4f}" if i else ""
+        first_set = next(iter(result))
+        row["first_gain"] = f"{gains[first_set]:+.4f} ± {se:.4f}" if i else ""
         row["fit_s"] = float(np.median([s for n in result for s in result[n]["fit_s"]]))
         row["warnings"] = int(sum(sum(result[n]["warnings"]) for n in result))
         rows.append(row)
@@ -473,10 +479,15 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0, help="large: the models' random_state")
     parser.add_argument("--sets", default=",".join(DATASETS),
                         help="search, compare, peers: comma-separated selection sets, of "
-                        + ", ".join(DATASETS + EXTRA_SETS) + " (yahoo always)")
+                        + ", ".join(DATASETS + EXTRA_SETS) + " (search: yahoo always; compare and "
+                        "peers: yahoo first unless --no-yahoo)")
+    parser.add_argument("--no-yahoo", action="store_true",
+                        help="compare, peers: only the --sets given (a study of one kind of data)")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
-    sets = ("yahoo", *[n for n in args.sets.split(",") if n != "yahoo"])
+    sets = tuple(n for n in args.sets.split(",") if n != "yahoo")
+    if not (args.no_yahoo and args.stage in ("compare", "peers")):
+        sets = ("yahoo", *sets)
     if not set(sets) <= set(DATASETS + EXTRA_SETS):
         parser.error(f"--sets: unknown set in {args.sets!r}")
     fold_seeds = tuple(int(seed) for seed in args.fold_seeds.split(","))
@@ -510,7 +521,7 @@ def main(argv=None):
             h.table("Mean held-out NDCG@10 on the selection sets", rows, {
                 "estimator": "estimator", "configuration": "configuration",
                 **{n: n for n in sets}, "mean": lambda r: np.mean([r[n] for n in sets]),
-                "yahoo gain over the first (± se)": "yahoo_gain",
+                f"{sets[0]} gain over the first (± se)": "first_gain",
                 "fit s (median)": "fit_s", "warnings": "warnings"})
         elif args.stage == "large":
             configs = {label: (name, {k: tuple(v) if isinstance(v, list) else v for k, v in p.items()})

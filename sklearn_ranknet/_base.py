@@ -431,12 +431,13 @@ class BaseRanker(BaseEstimator):
             self._check_solver_options(incremental)
             if not first_call:
                 self._check_same_network()
-            self.input_noise_ = self._input_noise(data, incremental)
+            query_scaled = self._small_and_query_scaled(data, incremental)
+            self.input_noise_ = self._input_noise(data, incremental, query_scaled)
             if first_call:
                 self._fit_input_scaling(data)
                 n_inputs = data.X.shape[1] if self._input_scaling is None else self._input_scaling.n_inputs
                 coefs, intercepts = _network.init_params(
-                    n_inputs, self._hidden_layer_sizes(None if incremental else len(data.rows)),
+                    n_inputs, self._hidden_layer_sizes(None if incremental else len(data.rows), query_scaled),
                     self.activation, self._random_state,
                 )
                 # float32 input trains in float32, as in MLPRegressor.
@@ -444,7 +445,7 @@ class BaseRanker(BaseEstimator):
                 self.intercepts_ = [b.astype(data.X.dtype, copy=False) for b in intercepts]
             # Threads for this fit only: 1 when a minibatch gives the pool
             # nothing to share, so that BLAS keeps its threads.
-            self._fit_threads = self._n_threads() if _training.pool_has_work(self, data) else 1
+            self._fit_threads = self._n_threads() if _training.pool_has_work(self, data, query_scaled) else 1
             with single_threaded_blas(self._fit_threads):
                 if self.solver == "lbfgs" and not incremental:
                     _training.fit_lbfgs(self, data)
@@ -519,7 +520,17 @@ class BaseRanker(BaseEstimator):
             return self.ema_momentum
         return 0.0 if early_stopping else AUTO_EMA_MOMENTUM
 
-    def _input_noise(self, data, incremental):
+    def _small_and_query_scaled(self, data, incremental):
+        """Whether a ``fit`` trains on fewer than ``AUTO_EARLY_STOPPING_ROWS``
+        rows whose features are min-max scaled within each query (LETOR's
+        form, :mod:`~sklearn_ranknet._query_scaled`): there some "auto"
+        values change (``_AUTO_QUERY_SCALED``; the input noise's level).
+        Never in ``partial_fit`` or where the rows are not at hand (Dask)."""
+        if data is None or incremental or len(data.rows) >= AUTO_EARLY_STOPPING_ROWS:
+            return False
+        return data.scaled_within_queries
+
+    def _input_noise(self, data, incremental, query_scaled=False):
         """``input_noise``, with "auto" resolved for ``data`` (a
         ``TrainingSet``; None where the rows are not at hand, as on Dask):
         the level of :func:`~sklearn_ranknet._noise.auto_input_noise` for a
@@ -531,7 +542,7 @@ class BaseRanker(BaseEstimator):
         if (data is None or incremental or self.solver == "lbfgs"
                 or len(data.rows) >= AUTO_EARLY_STOPPING_ROWS):
             return 0.0
-        return auto_input_noise(data.X, data.rows)
+        return auto_input_noise(data.X, data.rows, query_scaled)
 
     def _patience(self, n_rows):
         """``n_iter_no_change``, with "auto" resolved for ``n_rows`` training
@@ -543,13 +554,20 @@ class BaseRanker(BaseEstimator):
     #: ``learning_rate_init="auto"`` as (below, from) ``AUTO_FEW_QUERIES``
     #: training queries, for the rankers that offer it (None: not offered).
     _AUTO_LEARNING_RATE = None
+    #: "auto" values that differ on small data scaled within each query
+    #: (``_small_and_query_scaled``), by parameter name.
+    _AUTO_QUERY_SCALED = {}
+    #: ``batch_size="auto"``: at most this many queries per minibatch.
+    _AUTO_BATCH_SIZE = 32
 
-    def _learning_rate(self, n_queries):
+    def _learning_rate(self, n_queries, query_scaled=False):
         """``learning_rate_init``, with "auto" resolved for a first fit on
         ``n_queries`` training queries (None: a size not known in advance,
         as in ``partial_fit``, takes the large-data value)."""
         if self.learning_rate_init != "auto":
             return float(self.learning_rate_init)
+        if query_scaled and "learning_rate_init" in self._AUTO_QUERY_SCALED:
+            return self._AUTO_QUERY_SCALED["learning_rate_init"]
         few, many = self._AUTO_LEARNING_RATE
         return few if n_queries is not None and n_queries < AUTO_FEW_QUERIES else many
 
@@ -570,7 +588,7 @@ class BaseRanker(BaseEstimator):
     #: offer it (None: not offered).
     _AUTO_HIDDEN_LAYER_SIZES = None
 
-    def _hidden_layer_sizes(self, n_rows=None):
+    def _hidden_layer_sizes(self, n_rows=None, query_scaled=False):
         """``hidden_layer_sizes`` as a tuple, with "auto" resolved for a
         first fit on ``n_rows`` training rows (None: a size not known in
         advance, as in ``partial_fit`` and on Dask, takes the large-data
@@ -579,6 +597,8 @@ class BaseRanker(BaseEstimator):
         if isinstance(sizes, str) and sizes == "auto":
             if hasattr(self, "coefs_"):
                 return tuple(c.shape[1] for c in self.coefs_[:-1])
+            if query_scaled and "hidden_layer_sizes" in self._AUTO_QUERY_SCALED:
+                return self._AUTO_QUERY_SCALED["hidden_layer_sizes"]
             return _by_training_rows(self._AUTO_HIDDEN_LAYER_SIZES, n_rows)
         sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
         if not all(isinstance(h, Integral) and h > 0 for h in sizes):
@@ -588,8 +608,13 @@ class BaseRanker(BaseEstimator):
             )
         return tuple(int(h) for h in sizes)
 
-    def _batch_size(self, n_queries):
-        size = 32 if self.batch_size == "auto" else self.batch_size
+    def _batch_size(self, n_queries, query_scaled=False):
+        """Queries per minibatch, with "auto" resolved."""
+        size = self.batch_size
+        if size == "auto":
+            size = self._AUTO_BATCH_SIZE
+            if query_scaled:
+                size = self._AUTO_QUERY_SCALED.get("batch_size", size)
         return min(size, n_queries)
 
     def _n_threads(self):

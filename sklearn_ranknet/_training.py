@@ -35,6 +35,7 @@ from ._jit import as_kernel_array, map_blocks
 from ._noise import NOISE_TABLE_BLOCKS, NoiseTable
 from ._objectives import label_sorted_order
 from ._optim import SGD, Adam, WeightAverage
+from ._query_scaled import scaled_within_queries
 from .metrics import _grouped_ndcg_values, _mean_over_queries
 
 #: Cut-off of the NDCG used by ``score`` and by early stopping.
@@ -118,6 +119,12 @@ class TrainingSet:
     def row_weights(self):
         """The query weight of every row (for the metrics), or None."""
         return None if self.weights is None else np.repeat(self.weights, np.diff(self.offsets))
+
+    @cached_property
+    def scaled_within_queries(self):
+        """Whether the features look min-max scaled within each query
+        (:func:`~sklearn_ranknet._query_scaled.scaled_within_queries`)."""
+        return scaled_within_queries(self.X, self.rows, self.offsets)
 
     def features(self, ranker, positions):
         """The rows of ``X`` at ``positions`` (an index array or a slice),
@@ -233,19 +240,20 @@ def fit_stochastic(ranker, data, incremental):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
     or until the loss (or the validation NDCG) stops improving."""
     early_stopping = ranker._uses_early_stopping(len(data.rows), len(weighted_queries(data)), incremental)
+    query_scaled = ranker._small_and_query_scaled(data, incremental)
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
     monitor = EpochMonitor(ranker, early_stopping, ranker._patience(len(data.rows)))
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)
     params = ranker.coefs_ + ranker.intercepts_  # the optimizer updates these arrays in place
     if not hasattr(ranker, "_optimizer"):
-        step = ranker._learning_rate(None if incremental else data.n_queries)
+        step = ranker._learning_rate(None if incremental else data.n_queries, query_scaled)
         if ranker.solver == "sgd":
             ranker._optimizer = SGD(params, step, momentum=ranker.momentum)
         else:
             ranker._optimizer = Adam(params, step)
     averaging = _weight_average(ranker, params, ranker._ema_momentum(early_stopping))
     ranker._l2 = _l2_strength(ranker, train, None if incremental else len(data.rows))
-    batch_size = ranker._batch_size(train.n_queries)
+    batch_size = ranker._batch_size(train.n_queries, query_scaled)
     n_threads = ranker._n_threads()
     steps_per_epoch = -(-train.n_queries // batch_size)
     noise = noise_table(ranker, train, batch_size, steps_per_epoch * (1 if incremental else ranker.max_iter))
@@ -389,7 +397,7 @@ def _row_blocks(n_rows, coefs, max_rows=None):
     return [slice(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def pool_has_work(ranker, data):
+def pool_has_work(ranker, data, query_scaled=False):
     """Whether the threads of ``n_jobs`` would share a typical minibatch of
     ``data``: two row blocks or more, or a lambda pass long enough to split
     (``SERIAL_BELOW_WORK``). If not, the fit leaves BLAS its own threads, as
@@ -397,7 +405,7 @@ def pool_has_work(ranker, data):
     small networks over short queries slower than the default."""
     if ranker.solver == "lbfgs":  # passes over all rows: many blocks
         return True
-    batch = ranker._batch_size(data.n_queries)
+    batch = ranker._batch_size(data.n_queries, query_scaled)
     coefs, _ = ranker._network_params(data.X)
     batch_rows = int(batch * len(data.rows) / max(data.n_queries, 1))
     batch_work = batch * float(np.mean(data.objective.query_work(data.offsets)))

@@ -724,7 +724,10 @@ times for SGD) or a smaller ``batch_size`` makes up for it. Early stopping
 holds out whole queries and counts rounds, as in memory. The parameters
 are not averaged over steps: ``ema_momentum="auto"`` means 0 here, and any
 other value but 0 is an error. ``input_noise="auto"`` means 0 here too (it
-is measured on small data held in memory); a number adds that noise.
+is measured on small data held in memory); a number adds that noise. The
+"auto" values for small data scaled within each query do not apply either
+(the rows are not read on the client): ``batch_size="auto"`` is
+LambdaRank's 16.
 
 The input scaling statistics are those of the whole data (per-partition
 moments merged on the client; for the default piecewise encoding, those of
@@ -806,7 +809,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         activation="relu",
         solver="adam",
         alpha="auto",
-        batch_size=16,
+        batch_size="auto",
         learning_rate_init="auto",
         max_iter=300,
         tol=3e-3,

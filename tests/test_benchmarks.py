@@ -160,3 +160,22 @@ def test_study_lambda_norm_scales_each_query_as_lightgbm_does():
         expected = plain[part] * (np.log2(1 + summed) / summed if summed > 0 else 1.0)
         np.testing.assert_allclose(normed[part], expected, rtol=1e-14, atol=0)
     assert np.all(normed[offsets[3]:] == 0) and np.abs(plain[: offsets[1]]).sum() > 0
+
+
+def test_study_compare_without_yahoo_scores_only_the_sets_given(tmp_path, monkeypatch):
+    # --no-yahoo: a study of one kind of data; the paired gain is over the
+    # first set given. The fits are replaced by a stand-in that scores a
+    # configuration by its parameters, so only the bookkeeping runs.
+    from benchmarks import tune_defaults
+
+    def fake_fit_score(estimator, params, seed, train, held_out):
+        return {"ndcg10": 0.5 + params["alpha"] / 100 + seed / 1000, "fit_s": 1.0, "epochs": 3, "warnings": 0}
+
+    monkeypatch.setattr(tune_defaults, "fit_score", fake_fit_score)
+    configs = json.dumps({"base": {"alpha": 1.0}, "more": {"alpha": 3.0}})
+    tune_defaults.main(["compare", "--estimator", "ranknet", "--no-yahoo", "--sets", "small,noisy",
+                        "--configs", configs, "--out", str(tmp_path)])
+    cache = json.loads((tmp_path / "tune_cache.json").read_text())
+    assert all(set(scores) == {"small", "noisy"} for scores in cache.values())
+    text = (tmp_path / "tune_compare.md").read_text()
+    assert "small gain over the first (± se)" in text and "+0.0200 ± 0.0000" in text
