@@ -37,8 +37,8 @@ AUTO_INPUT_NOISE = 2.0
 #: ... and on redundant features scaled within each query (LETOR's form):
 #: noise of 3 standardized units ranked better there than 2 (LambdaRank and
 #: ListNet +0.003 NDCG@10 on the Yahoo sample's training folds so scaled,
-#: RankNet alike), where on the raw folds 2 did (defaults study, twelfth,
-#: fourteenth and twenty-first looks).
+#: RankNet unchanged), where on the raw folds 2 did (defaults study,
+#: twelfth, fourteenth and twenty-first looks).
 AUTO_INPUT_NOISE_QUERY_SCALED = 3.0
 #: ``input_noise="auto"`` rises linearly from 0 to ``AUTO_INPUT_NOISE`` as
 #: :func:`feature_redundancy` goes from the first to the second value.
