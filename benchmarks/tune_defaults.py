@@ -27,7 +27,8 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   and held-out rows alike, in the same LETOR 4.0 form (thirteenth look);
 - ``copies`` (opt-in): ``small`` with every feature observed five times, each copy with its
   own noise of one standard deviation (``copies_view``): redundant features of a known
-  structure (thirteenth look);
+  structure (thirteenth look); ``copies_letor`` the same in LETOR 4.0's form (twenty-first
+  look: synthetic data on which every value of the scaled-data rule applies);
 - ``tiny``, ``tiny_yahoo`` (opt-in): 10, 20, 40 and 80 training queries, three draws each:
   ``make_ranking`` scored on a fresh 1,000-query draw, and random subsets of ``rank.train``
   scored on the rest of it (nineteenth look: below the sizes the defaults were chosen on);
@@ -91,7 +92,8 @@ ESTIMATORS = {"lambdarank": "LambdaRankRanker", "ranknet": "RankNetRanker", "lis
 MIN_GAIN, WORST_LOSS, MAX_ROUNDS = 0.002, 0.01, 3
 DATASETS = ("yahoo", "small", "noisy", "medium")
 #: Opt-in selection sets (``--sets``), beside DATASETS.
-EXTRA_SETS = ("letor", "letor_sparse", "small_letor", "noisy_letor", "medium_letor", "copies", "tiny", "tiny_yahoo")
+EXTRA_SETS = ("letor", "letor_sparse", "small_letor", "noisy_letor", "medium_letor", "copies", "copies_letor",
+              "tiny", "tiny_yahoo")
 #: Training queries of the ``tiny`` and ``tiny_yahoo`` sets, three draws each.
 TINY_QUERIES = (10, 20, 40, 80)
 COORDINATES = {
@@ -192,7 +194,7 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
                 splits.append(((X[taken], y[taken], q[taken]), (X[~taken], y[~taken], q[~taken])))
         return splits
     makers["tiny_yahoo"] = tiny_yahoo
-    for name in ("small", "noisy", "medium"):  # synthetic problems in LETOR 4.0's form too
+    for name in ("small", "noisy", "medium", "copies"):  # synthetic problems in LETOR 4.0's form too
         makers[name + "_letor"] = (lambda name: lambda: [
             tuple(letor_view(*part) for part in split) for split in makers[name]()])(name)
     return {name: makers[name]() for name in sets}
@@ -200,7 +202,7 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
 
 SEEDS = {"yahoo": (0, 1), "letor": (0, 1), "letor_sparse": (0, 1), "small": (0, 1), "noisy": (0, 1), "medium": (0,)}
 SEEDS.update({name + "_letor": SEEDS[name] for name in ("small", "noisy", "medium")}, copies=(0, 1),
-             tiny=(0,), tiny_yahoo=(0,))
+             copies_letor=(0, 1), tiny=(0,), tiny_yahoo=(0,))
 
 
 def fit_score(estimator, params, seed, train, held_out):

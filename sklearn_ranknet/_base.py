@@ -23,7 +23,7 @@ from ._inputs import (
     set_input_scaling_attributes, stays_sparse,
 )
 from ._jit import effective_n_jobs, single_threaded_blas
-from ._noise import auto_input_noise
+from ._noise import AUTO_INPUT_NOISE, auto_input_noise
 from ._query_column import (
     QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, check_width_with_column, features_and_groups,
     merge_groups, split_query_column,
@@ -542,7 +542,10 @@ class BaseRanker(BaseEstimator):
         if (data is None or incremental or self.solver == "lbfgs"
                 or len(data.rows) >= AUTO_EARLY_STOPPING_ROWS):
             return 0.0
-        return auto_input_noise(data.X, data.rows, query_scaled)
+        level = AUTO_INPUT_NOISE
+        if query_scaled:
+            level = self._AUTO_QUERY_SCALED.get("input_noise", level)
+        return auto_input_noise(data.X, data.rows, level)
 
     def _patience(self, n_rows):
         """``n_iter_no_change``, with "auto" resolved for ``n_rows`` training
@@ -555,7 +558,8 @@ class BaseRanker(BaseEstimator):
     #: training queries, for the rankers that offer it (None: not offered).
     _AUTO_LEARNING_RATE = None
     #: "auto" values that differ on small data scaled within each query
-    #: (``_small_and_query_scaled``), by parameter name.
+    #: (``_small_and_query_scaled``), by parameter name; "input_noise" is
+    #: the level reached on redundant features.
     _AUTO_QUERY_SCALED = {}
     #: ``batch_size="auto"``: at most this many queries per minibatch.
     _AUTO_BATCH_SIZE = 32

@@ -32,14 +32,10 @@ from scipy.stats import rankdata
 
 from ._inputs import edge_sample
 
-#: ``input_noise="auto"`` on redundant features (standardized units) ...
+#: ``input_noise="auto"`` on redundant features (standardized units; a
+#: ranker may take another level on features scaled within each query, see
+#: its ``_AUTO_QUERY_SCALED``).
 AUTO_INPUT_NOISE = 2.0
-#: ... and on redundant features scaled within each query (LETOR's form):
-#: noise of 3 standardized units ranked better there than 2 (LambdaRank and
-#: ListNet +0.003 NDCG@10 on the Yahoo sample's training folds so scaled,
-#: RankNet unchanged), where on the raw folds 2 did (defaults study,
-#: twelfth, fourteenth and twenty-first looks).
-AUTO_INPUT_NOISE_QUERY_SCALED = 3.0
 #: ``input_noise="auto"`` rises linearly from 0 to ``AUTO_INPUT_NOISE`` as
 #: :func:`feature_redundancy` goes from the first to the second value.
 AUTO_NOISE_REDUNDANCY = (1.5, 2.5)
@@ -135,14 +131,13 @@ def feature_redundancy(X, rows):
     return float(1.0 + (m - 1) * max(mean_square - 1.0 / (n_rows - 1), 0.0))
 
 
-def auto_input_noise(X, rows, query_scaled=False):
+def auto_input_noise(X, rows, level=AUTO_INPUT_NOISE):
     """``input_noise="auto"`` for training rows ``rows`` of ``X``: 0 below
-    the first value of :data:`AUTO_NOISE_REDUNDANCY`, ``AUTO_INPUT_NOISE``
-    (``AUTO_INPUT_NOISE_QUERY_SCALED`` for features scaled within each
-    query) from the second, linear between."""
+    the first value of :data:`AUTO_NOISE_REDUNDANCY`, ``level`` from the
+    second, linear between."""
     low, high = AUTO_NOISE_REDUNDANCY
     share = np.clip((feature_redundancy(X, rows) - low) / (high - low), 0.0, 1.0)
-    return float((AUTO_INPUT_NOISE_QUERY_SCALED if query_scaled else AUTO_INPUT_NOISE) * share)
+    return float(level * share)
 
 
 class NoiseTable:

@@ -6,9 +6,9 @@ exactly 1, or is 0 throughout where the query holds one value. Such features
 only say where a document stands among its query's documents, and on small
 data the networks need a different regimen for them: the defaults study
 (``benchmarks/results/tune_defaults.md``, twenty-first look) found that on
-the Yahoo training folds scaled this way more input noise and, for
-LambdaRank, RankNet's width, step and minibatch rank better, while the same
-settings cost the unscaled folds. Some ``"auto"`` defaults therefore follow
+the Yahoo training folds scaled this way more input noise (for LambdaRank
+and ListNet) and RankNet's width, step and minibatch (for LambdaRank) rank
+better, while the same settings cost the unscaled folds. Some ``"auto"`` defaults therefore follow
 :func:`scaled_within_queries`.
 """
 

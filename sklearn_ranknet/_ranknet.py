@@ -118,11 +118,10 @@ class RankNetRanker(BaseRanker):
         inputs during training only. Sparse minibatches are made dense when
         it is positive. "auto" adds noise where the features are redundant
         (many of them order the rows alike, as real learning-to-rank
-        features do): up to 2.0 (3.0 where the features are min-max scaled
-        within each query, as LETOR 4.0 ships them), by the mean squared
-        rank correlation between features on at most 2,000 training rows,
-        for a ``fit`` below 10,000 rows with a stochastic solver; 0
-        otherwise (and in ``partial_fit``). On the Yahoo LTR sample's training folds it
+        features do): up to 2.0, by the mean squared rank correlation
+        between features on at most 2,000 training rows, for a ``fit``
+        below 10,000 rows with a stochastic solver; 0 otherwise (and in
+        ``partial_fit``). On the Yahoo LTR sample's training folds it
         raised NDCG@10 by about 0.005; on synthetic data of independent
         features it adds none. The level used is ``input_noise_``.
     ema_momentum : "auto" or float in [0, 1), default="auto"

@@ -138,12 +138,15 @@ def _fit(ranker, method, X, y, qid):
         return getattr(ranker, method)(X, y, groups=qid)
 
 
-@pytest.mark.parametrize("Ranker", RANKERS)
-def test_auto_noise_is_larger_on_small_data_scaled_within_queries(Ranker):
+@pytest.mark.parametrize("Ranker, scaled_level", [(LambdaRankRanker, 3.0), (ListNetRanker, 3.0),
+                                                  (RankNetRanker, _noise.AUTO_INPUT_NOISE)])
+def test_auto_noise_is_larger_on_small_data_scaled_within_queries(Ranker, scaled_level):
+    # LambdaRank and ListNet take more noise there; RankNet gained nothing
+    # from it (defaults study, twenty-first look).
     X, y, qid = _letor_like()
     raw, _, _ = _redundant()
     quick = dict(max_iter=1, random_state=0)
-    assert _fit(Ranker(**quick), "fit", X, y, qid).input_noise_ == _noise.AUTO_INPUT_NOISE_QUERY_SCALED
+    assert _fit(Ranker(**quick), "fit", X, y, qid).input_noise_ == scaled_level
     assert _fit(Ranker(**quick), "fit", raw, y, qid).input_noise_ == _noise.AUTO_INPUT_NOISE
     assert _fit(Ranker(**quick), "partial_fit", X, y, qid).input_noise_ == 0.0
     assert _fit(Ranker(**quick, input_noise=1.0), "fit", X, y, qid).input_noise_ == 1.0
