@@ -15,6 +15,7 @@ better, while the same settings cost the unscaled folds. Some ``"auto"`` default
 import numpy as np
 import scipy.sparse as sp
 
+from ._groups import query_of_row, segments_of
 from ._inputs import edge_sample
 
 #: Queries read (evenly spaced over those with two documents or more) ...
@@ -41,11 +42,9 @@ def _sampled_queries(offsets, max_rows=None):
     sizes = np.diff(offsets)
     several = np.flatnonzero(sizes >= 2)
     if len(several) == 0:
-        return np.empty(0, dtype=np.intp), np.zeros(1, dtype=np.intp)
+        return segments_of(offsets, several)
     limit = max(2, min(SAMPLE_QUERIES, max_rows // max(int(sizes[several].mean()), 1)))
-    chosen = edge_sample(len(several), several, limit=limit)
-    positions = np.concatenate([np.arange(offsets[q], offsets[q + 1]) for q in chosen])
-    return positions, np.r_[0, np.cumsum(sizes[chosen])]
+    return segments_of(offsets, edge_sample(len(several), several, limit=limit))
 
 
 def _cell_ranges(X, offsets):
@@ -61,8 +60,7 @@ def _cell_ranges(X, offsets):
     if X.nnz == 0:
         return np.empty(0), np.empty(0), X.data
     sizes = np.diff(offsets)
-    row_of_value = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-    query = np.searchsorted(offsets, row_of_value, side="right") - 1
+    query = np.repeat(query_of_row(offsets), np.diff(X.indptr))  # of each stored value
     cell = query.astype(np.int64) * X.shape[1] + X.indices
     order = np.argsort(cell, kind="stable")
     cell, values = cell[order], X.data[order]
