@@ -43,16 +43,14 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   ``"piecewise_bins"`` (the rankers choose it from the number of rows), and ``--seed`` sets
   the models' ``random_state``.
 
-Three more study-only keys change LambdaRank's objective, in ``compare`` and ``large`` alike
-(none is a parameter of the package). Two from the seventeenth look: ``"query_weight_power": p`` scales
+Two more study-only keys change LambdaRank's objective, in ``compare`` and ``large`` alike
+(neither is a parameter of the package), from the seventeenth look: ``"query_weight_power": p`` scales
 each query's pair weights by ``(W_mean / W_q) ** p``, where ``W_q`` is the query's summed pair
 weight at its ideal ranking and ``W_mean`` the mean over the objective's queries (1: every query
 weighs the same, as in RankNet's mean over pairs); ``"pair_weight_floor": b`` weighs each pair
-``|dG| * (|d_a - d_b| + b)``, a RankNet-like term under the |delta NDCG| one. A third,
-``"lambda_norm": true`` (twentieth look), scales each query's lambdas in every step by
-``log2(1 + G) / G``, ``G`` their summed magnitude, as LightGBM's ``lambdarank_norm`` does
-(LightGBM sums over the pairs; the documents' sum equals it unless a document sits between
-two others): a query whose lambdas are large weighs less, one nearly ranked right more.
+``|dG| * (|d_a - d_b| + b)``, a RankNet-like term under the |delta NDCG| one. The twentieth
+look's third key, ``"lambda_norm": true`` (each query's lambdas scaled as LightGBM's
+``lambdarank_norm`` does), became the parameter ``normalize_lambdas`` in the twenty-second.
 
 ``compare`` scores the given configurations (changes from the current defaults) on the
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
@@ -368,29 +366,17 @@ def _fixed_piecewise_bins(n_bins):
 
 
 #: Study-only configuration keys that change LambdaRank's objective.
-OBJECTIVE_VARIANTS = ("query_weight_power", "pair_weight_floor", "lambda_norm")
+OBJECTIVE_VARIANTS = ("query_weight_power", "pair_weight_floor")
 
 
 @contextlib.contextmanager
-def _objective_variant(query_weight_power=None, pair_weight_floor=None, lambda_norm=False):
+def _objective_variant(query_weight_power=None, pair_weight_floor=None):
     """LambdaRank objectives built inside weigh queries or pairs as the
-    seventeenth look tried, or scale each query's lambdas as the twentieth
-    (see the module docstring); no key: unchanged."""
+    seventeenth look tried (see the module docstring); no key: unchanged."""
     from sklearn_ranknet import _lambdas, _objectives
     from sklearn_ranknet._groups import query_of_row
 
     build = _objectives.LambdaRankObjective.__init__
-    lambdas = _objectives.LambdaRankObjective.gradient
-
-    def normalized(objective, scores, rows, queries, offsets, **kwargs):
-        grad, cost = lambdas(objective, scores, rows, queries, offsets, **kwargs)
-        # LightGBM's lambdarank_norm: a query's lambdas times log2(1 + G) / G,
-        # G the query's summed |lambda| (LightGBM sums the pairs'; the
-        # documents' sum equals it where no document sits between two others).
-        query = query_of_row(np.asarray(offsets))  # grad is laid out query by query
-        summed = np.bincount(query, weights=np.abs(grad), minlength=len(offsets) - 1)
-        factor = np.divide(np.log2(1 + summed), summed, out=np.ones_like(summed), where=summed > 0)
-        return grad * factor[query], cost
 
     def variant(objective, labels, offsets, **kwargs):
         build(objective, labels, offsets, **kwargs)
@@ -417,13 +403,10 @@ def _objective_variant(query_weight_power=None, pair_weight_floor=None, lambda_n
 
     if query_weight_power is not None or pair_weight_floor is not None:
         _objectives.LambdaRankObjective.__init__ = variant
-    if lambda_norm:
-        _objectives.LambdaRankObjective.gradient = normalized
     try:
         yield
     finally:
         _objectives.LambdaRankObjective.__init__ = build
-        _objectives.LambdaRankObjective.gradient = lambdas
 
 
 def peer_rows(h, sets=DATASETS, fold_seeds=(0,)):

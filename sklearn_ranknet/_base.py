@@ -418,6 +418,7 @@ class BaseRanker(BaseEstimator):
             y, exponential_gain=self._uses_exponential_gain(), input_name="y", remedy=label_remedy(self)
         )
         _warn_if_no_groups(groups, len(y), method, stacklevel=5)  # the caller of fit or partial_fit
+        self._resolve_objective_options(None if method == "partial_fit" else len(y))
         data = TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
         warn_if_nothing_to_learn(query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=5)
         return data
@@ -519,6 +520,11 @@ class BaseRanker(BaseEstimator):
         if self.ema_momentum != "auto":
             return self.ema_momentum
         return 0.0 if early_stopping else AUTO_EMA_MOMENTUM
+
+    def _resolve_objective_options(self, n_rows):
+        """Resolve the objective's "auto" parameters for a fit on ``n_rows``
+        training rows (None: not known in advance, as in ``partial_fit`` and
+        on Dask) into fitted attributes, before the objectives are built."""
 
     def _small_and_query_scaled(self, data, incremental):
         """Whether a ``fit`` trains on fewer than ``AUTO_EARLY_STOPPING_ROWS``

@@ -4,7 +4,7 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseRanker
+from ._base import BaseRanker, _by_training_rows
 from ._objectives import LambdaRankObjective
 
 
@@ -206,6 +206,18 @@ class LambdaRankRanker(BaseRanker):
         allRank) and need ``metric="ndcg"``. With ``k`` they visit the same
         pairs as "lambdarank" (delta is not cut at k) and rank every
         document of a query: an O(n log n) sort besides the O(n k) pairs.
+    normalize_lambdas : bool or "auto", default="auto"
+        Scale each query's lambdas, at every step, by ``log2(1 + G) / G``,
+        where G is their summed magnitude under the current scores, as
+        LightGBM's ``lambdarank_norm`` does (on by default there): a query
+        with many mis-ordered pairs is damped, one nearly ranked right is
+        boosted, up to 1 / ln 2 = 1.44 times. "auto" turns it on for a
+        ``fit`` below 10,000 training rows, and off from there, in
+        ``partial_fit`` and on Dask: on the Yahoo LTR sample's training
+        folds it raised NDCG@10 by 0.004, no small selection set lost by it,
+        and on MSLR-shaped data of 18,000 rows and more it moved NDCG@10 by
+        -0.001 on average, within early stopping's spread (User Guide,
+        "Choosing"). The value used is ``normalize_lambdas_``.
 
     Attributes
     ----------
@@ -226,6 +238,9 @@ class LambdaRankRanker(BaseRanker):
     input_noise_ : float
         The ``input_noise`` of the last ``fit`` or ``partial_fit``, with
         "auto" resolved.
+    normalize_lambdas_ : bool
+        The ``normalize_lambdas`` of the last ``fit`` or ``partial_fit``,
+        with "auto" resolved.
     n_iter_ : int
         Epochs run.
     n_features_in_ : int
@@ -284,6 +299,7 @@ class LambdaRankRanker(BaseRanker):
         "k": [Interval(Integral, 1, None, closed="left"), None],
         "gain": [StrOptions({"exponential", "linear"})],
         "pair_weighting": [StrOptions({"lambdarank", "ndcg_loss2", "ndcg_loss2++"})],
+        "normalize_lambdas": ["boolean", StrOptions({"auto"})],
     }
 
     # Below / from AUTO_EARLY_STOPPING_ROWS rows (defaults study, eleventh
@@ -292,6 +308,8 @@ class LambdaRankRanker(BaseRanker):
     _AUTO_ALPHA = (5.0, 15.0)
     _AUTO_LEARNING_RATE = (3e-3, 1e-3)
     _AUTO_BATCH_SIZE = 16
+    # Twenty-second look: on for small data only.
+    _AUTO_NORMALIZE_LAMBDAS = (True, False)
     # RankNet's width, step and minibatch, and more noise (defaults study,
     # twenty-first look).
     _AUTO_QUERY_SCALED = {"hidden_layer_sizes": (64,), "learning_rate_init": 3e-3, "batch_size": 32,
@@ -326,6 +344,7 @@ class LambdaRankRanker(BaseRanker):
         k=None,
         gain="exponential",
         pair_weighting="lambdarank",
+        normalize_lambdas="auto",
     ):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes,
@@ -355,12 +374,28 @@ class LambdaRankRanker(BaseRanker):
         self.k = k
         self.gain = gain
         self.pair_weighting = pair_weighting
+        self.normalize_lambdas = normalize_lambdas
 
     def _uses_exponential_gain(self):
         return self.gain == "exponential"
 
+    def _normalizes_lambdas(self, n_rows=None):
+        """``normalize_lambdas``, with "auto" resolved for a fit on ``n_rows``
+        training rows (None: a size not known in advance, as in
+        ``partial_fit`` and on Dask: off)."""
+        if self.normalize_lambdas != "auto":
+            return bool(self.normalize_lambdas)
+        return _by_training_rows(self._AUTO_NORMALIZE_LAMBDAS, n_rows)
+
+    def _resolve_objective_options(self, n_rows):
+        self.normalize_lambdas_ = self._normalizes_lambdas(n_rows)
+
     def _make_objective(self, labels, offsets):
+        # Resolved by the fit for all its objectives (validation split and
+        # loss sample included); a Dask shard's template has not fitted.
+        normalize = getattr(self, "normalize_lambdas_", None)
         return LambdaRankObjective(
             labels, offsets, sigma=self.sigma, metric=self.metric, k=self.k, gain=self.gain,
             pair_weighting=self.pair_weighting,
+            normalize=self._normalizes_lambdas() if normalize is None else normalize,
         )

@@ -111,10 +111,16 @@ class LambdaRankObjective:
     pair_weighting : {"lambdarank", "ndcg_loss2", "ndcg_loss2++"}, default="lambdarank"
         |delta metric| weights, or one of LambdaLoss's (``metric="ndcg"``
         only); see :data:`._lambdas.LAMBDARANK`.
+    normalize : bool, default=False
+        Scale each query's lambdas, at every step, by ``log2(1 + G) / G``,
+        G their summed magnitude under the current scores (LightGBM's
+        ``lambdarank_norm`` in spirit, which sums G over the pairs): a query
+        with many mis-ordered pairs is damped, one nearly ranked right is
+        boosted up to 1 / ln 2 times. The costs are unchanged.
     """
 
     def __init__(
-        self, labels, offsets, *, sigma, metric, k, gain, pair_weighting="lambdarank"
+        self, labels, offsets, *, sigma, metric, k, gain, pair_weighting="lambdarank", normalize=False
     ):
         if pair_weighting not in _lambdas.PAIR_WEIGHTINGS:
             raise ValueError(
@@ -127,6 +133,7 @@ class LambdaRankObjective:
                 "to weight pairs by |delta AP|."
             )
         self.sigma = float(sigma)
+        self.normalize = bool(normalize)
         self.use_ap = metric == "map"
         self.weighting = _lambdas.PAIR_WEIGHTINGS[pair_weighting]
         longest = max(int(np.diff(offsets).max(initial=1)), 1)
@@ -157,7 +164,8 @@ class LambdaRankObjective:
         return pair_work(offsets, self.k)
 
     def gradient(self, scores, rows, queries, offsets, *, with_cost=False, n_threads=1):
-        """dC/ds of a minibatch and the cost of each of its queries; see
+        """The lambdas of a minibatch (dC/ds, each query's scaled by its
+        factor with ``normalize``) and the cost of each of its queries; see
         :meth:`RankNetObjective.gradient`."""
         outputs = np.empty(len(scores)), np.zeros(len(offsets) - 1)
         inputs = (
@@ -165,7 +173,14 @@ class LambdaRankObjective:
             as_kernel_array(queries, np.int64), offsets, self.discounts, self.by_distance,
             self.weighting, self.k, self.use_ap, self.sigma, with_cost,
         )
-        return _run(_lambdas.lambdarank_chunk, inputs, outputs, offsets, n_threads, self.k)
+        grad, cost = _run(_lambdas.lambdarank_chunk, inputs, outputs, offsets, n_threads, self.k)
+        if self.normalize:
+            query = query_of_row(offsets)
+            summed = np.bincount(query, weights=np.abs(grad), minlength=len(offsets) - 1)
+            # A query without lambdas (one label) has nothing to scale.
+            factor = np.divide(np.log2(1.0 + summed), summed, out=np.ones_like(summed), where=summed > 0)
+            grad *= factor[query]
+        return grad, cost
 
 
 class ListNetObjective:

@@ -591,6 +591,7 @@ class _DaskRanker:
             if not first_call:
                 self._check_same_network()  # warm_start continues the fitted network
             self.input_noise_ = self._input_noise(None, incremental=False)
+            self._resolve_objective_options(None)
             shards = self._shards(client, X, y, groups, sample_weight, first_call)
             _dask_training.fit(self, client, shards, design=self._design)
         return self
@@ -727,7 +728,8 @@ other value but 0 is an error. ``input_noise="auto"`` means 0 here too (it
 is measured on small data held in memory); a number adds that noise. The
 "auto" values for small data scaled within each query do not apply either
 (the rows are not read on the client): ``batch_size="auto"`` is
-LambdaRank's 16.
+LambdaRank's 16. LambdaRank's ``normalize_lambdas="auto"`` is off here (it
+is for small data); True normalizes each query's lambdas in every partition.
 
 The input scaling statistics are those of the whole data (per-partition
 moments merged on the client; for the default piecewise encoding, those of
@@ -831,6 +833,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         k=None,
         gain="exponential",
         pair_weighting="lambdarank",
+        normalize_lambdas="auto",
         client=None,
         partitioned_by_query=False,
     ):

@@ -133,35 +133,6 @@ def test_sparse_relevance_folds_five_grades_into_three():
     np.testing.assert_array_equal(y, [0, 0, 1, 2, 2])
 
 
-def test_study_lambda_norm_scales_each_query_as_lightgbm_does():
-    # Each query's lambdas times log2(1 + G) / G, G their summed magnitude;
-    # a query of equal labels (no lambda) untouched; the package restored.
-    from benchmarks.tune_defaults import _objective_variant
-    from sklearn_ranknet import _objectives
-
-    rng = np.random.default_rng(1)
-    sizes = np.array([5, 1, 8, 4])
-    offsets = np.r_[0, np.cumsum(sizes)]
-    labels = np.concatenate([np.sort(rng.integers(0, 3, n))[::-1] for n in sizes]).astype(float)
-    labels[offsets[3]:] = 1.0
-    objective = _objectives.LambdaRankObjective(labels, offsets, sigma=1.0, metric="ndcg", k=None,
-                                                gain="exponential")
-    scores = rng.normal(size=offsets[-1])
-    rows, queries = np.arange(offsets[-1]), np.arange(len(sizes))
-    gradient = _objectives.LambdaRankObjective.gradient
-    plain, cost = objective.gradient(scores, rows, queries, offsets, with_cost=True)
-    with _objective_variant(lambda_norm=True):
-        normed, normed_cost = objective.gradient(scores, rows, queries, offsets, with_cost=True)
-    assert _objectives.LambdaRankObjective.gradient is gradient
-    np.testing.assert_array_equal(normed_cost, cost)
-    for q in range(len(sizes)):
-        part = slice(offsets[q], offsets[q + 1])
-        summed = np.abs(plain[part]).sum()
-        expected = plain[part] * (np.log2(1 + summed) / summed if summed > 0 else 1.0)
-        np.testing.assert_allclose(normed[part], expected, rtol=1e-14, atol=0)
-    assert np.all(normed[offsets[3]:] == 0) and np.abs(plain[: offsets[1]]).sum() > 0
-
-
 def test_study_compare_without_yahoo_scores_only_the_sets_given(tmp_path, monkeypatch):
     # --no-yahoo: a study of one kind of data; the paired gain is over the
     # first set given. The fits are replaced by a stand-in that scores a

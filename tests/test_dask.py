@@ -352,6 +352,22 @@ def test_auto_input_noise_is_none_on_dask_and_a_number_reaches_the_workers(clien
     assert not np.array_equal(noisy.coefs_[0], off.coefs_[0])
 
 
+def test_auto_lambda_normalization_is_off_on_dask_and_true_reaches_the_workers(client, data):
+    # "auto" is for small data held in memory; on Dask it means off.
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 3))
+    params = {**QUICK, "max_iter": 2}
+    assert quiet_fit(LambdaRankRanker(**params), X, y, groups=qid).normalize_lambdas_ is True
+    auto = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+    off = quiet_fit(skd.DaskLambdaRankRanker(**params, normalize_lambdas=False), dX, dy, groups=dq)
+    on = quiet_fit(skd.DaskLambdaRankRanker(**params, normalize_lambdas=True), dX, dy, groups=dq)
+    assert auto.normalize_lambdas_ is off.normalize_lambdas_ is False and on.normalize_lambdas_ is True
+    for a, b in zip(params_of(auto), params_of(off)):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(on.coefs_[0], off.coefs_[0])
+    assert on.to_local().normalize_lambdas_ is True
+
+
 def test_fit_is_reproducible_and_does_not_depend_on_where_chunks_cut(client, data):
     X, y, qid = data
     whole = whole_query_chunks(qid, 4)

@@ -1046,6 +1046,33 @@ def test_auto_width_follows_the_training_rows(monkeypatch):
             ranker.fit(X, y, groups=qid)
 
 
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_auto_lambda_normalization_follows_the_training_rows(monkeypatch, early_stopping):
+    # normalize_lambdas="auto" is on below AUTO_EARLY_STOPPING_ROWS training
+    # rows, off from there and in partial_fit, and trains the model of the
+    # value it resolves to (with early stopping, on the kept queries too).
+    from sklearn_ranknet import _base
+
+    X, y, qid = _small(20)
+    kwargs = dict(max_iter=3, early_stopping=early_stopping, validation_fraction=0.2, random_state=0, **FAST)
+
+    def fitted(method="fit", **params):
+        return getattr(LambdaRankRanker(**kwargs, **params), method)(X, y, groups=qid)
+
+    assert LambdaRankRanker().normalize_lambdas == "auto"
+    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y) + 1)
+    auto, on, off = fitted(), fitted(normalize_lambdas=True), fitted(normalize_lambdas=False)
+    assert auto.normalize_lambdas_ is on.normalize_lambdas_ is True and off.normalize_lambdas_ is False
+    np.testing.assert_array_equal(auto.predict(X), on.predict(X))
+    assert not np.array_equal(auto.predict(X), off.predict(X))
+    assert fitted("partial_fit").normalize_lambdas_ is False
+    assert fitted("partial_fit", normalize_lambdas=True).normalize_lambdas_ is True
+    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y))
+    large = fitted()  # the other large-data "auto" values too: compared at the same threshold
+    assert large.normalize_lambdas_ is False
+    np.testing.assert_array_equal(large.predict(X), fitted(normalize_lambdas=False).predict(X))
+
+
 def test_early_stopping_patience_when_validation_score_is_zero():
     ranker, X, y, qid = _stuck_validation_problem(relevant_ranked_first=False)
     ranker.fit(X, y, groups=qid)

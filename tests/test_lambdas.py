@@ -1,6 +1,8 @@
 """Lambda kernels against the slow reference, finite differences and the
 RankNet probability identities."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -319,10 +321,13 @@ def test_results_do_not_depend_on_the_number_of_threads(kind, kwargs, monkeypatc
             np.testing.assert_array_equal(cost, results[0][1])
 
 
-def test_batch_of_some_queries_equals_those_queries_of_thewhole_gradient():
+@pytest.mark.parametrize("normalize", [False, True])
+def test_batch_of_some_queries_equals_those_queries_of_thewhole_gradient(normalize):
     rng = np.random.RandomState(6)
     scores, labels, offsets = _random_queries(rng, 30, 12)
-    objective = LambdaRankObjective(labels, offsets, sigma=1.0, metric="ndcg", k=5, gain="exponential")
+    objective = LambdaRankObjective(
+        labels, offsets, sigma=1.0, metric="ndcg", k=5, gain="exponential", normalize=normalize
+    )
     grad, cost = whole_gradient(objective, scores, offsets)
     queries = np.array([7, 2, 19])
     rows = np.concatenate([np.arange(offsets[q], offsets[q + 1]) for q in queries])
@@ -330,6 +335,39 @@ def test_batch_of_some_queries_equals_those_queries_of_thewhole_gradient():
     batch_grad, batch_cost = objective.gradient(scores[rows], rows, queries, batch_offsets, with_cost=True)
     np.testing.assert_array_equal(batch_grad, grad[rows])
     np.testing.assert_array_equal(batch_cost, cost[queries])
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(metric="ndcg", k=None, gain="exponential"),
+    dict(metric="ndcg", k=3, gain="linear", pair_weighting="ndcg_loss2++"),
+    dict(metric="map", k=4, gain="exponential"),
+])
+def test_normalized_lambdas_scale_each_query_by_log2_1_plus_g_over_g(kwargs):
+    # G, a query's summed |lambda|, becomes log2(1 + G): a query of large
+    # lambdas is damped, one of small lambdas boosted (up to 1 / ln 2); a
+    # query without lambdas stays 0; the costs do not change.
+    rng = np.random.RandomState(8)
+    scores, labels, offsets = _random_queries(rng, 40, 15)
+    scores[offsets[5]:offsets[6]] *= 1e-3  # small gaps: G of order 1 and below
+    plain, cost = whole_gradient(LambdaRankObjective(labels, offsets, sigma=1.0, **kwargs), scores, offsets)
+    normed, normed_cost = whole_gradient(
+        LambdaRankObjective(labels, offsets, sigma=1.0, normalize=True, **kwargs), scores, offsets
+    )
+    np.testing.assert_array_equal(normed_cost, cost)
+    factors = []
+    for q in range(len(offsets) - 1):
+        part = slice(offsets[q], offsets[q + 1])
+        summed = float(np.sum(np.abs(plain[part])))
+        if summed == 0.0:
+            assert np.all(normed[part] == 0.0)
+            continue
+        factor = math.log2(1.0 + summed) / summed
+        factors.append(factor)
+        # A product and a sum of positives: a few ulp of each element.
+        np.testing.assert_allclose(normed[part], plain[part] * factor, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(np.sum(np.abs(normed[part])), math.log2(1.0 + summed), rtol=1e-12)
+    assert min(factors) < 1.0 < max(factors) <= 1.0 / math.log(2.0)
+    assert np.all(normed[offsets[0]:offsets[1]] == 0.0)  # the query without relevant documents
 
 
 @pytest.mark.parametrize("pair_weighting", ["lambdarank", "ndcg_loss2++"])
