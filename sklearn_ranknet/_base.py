@@ -531,8 +531,10 @@ class BaseRanker(BaseEstimator):
         rows whose features are min-max scaled within each query (LETOR's
         form, :mod:`~sklearn_ranknet._query_scaled`): there some "auto"
         values change (``_AUTO_QUERY_SCALED``; the input noise's level).
-        Never in ``partial_fit`` or where the rows are not at hand (Dask)."""
-        if data is None or incremental or len(data.rows) >= AUTO_EARLY_STOPPING_ROWS:
+        Never in ``partial_fit`` or where the rows are not at hand (Dask),
+        and not read for a ranker none of whose values follow it."""
+        if (not self._AUTO_QUERY_SCALED or data is None or incremental
+                or len(data.rows) >= AUTO_EARLY_STOPPING_ROWS):
             return False
         return data.scaled_within_queries
 

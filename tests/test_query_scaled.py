@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _base, _noise, _query_scaled
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _base, _noise, _query_scaled, _training
 from sklearn_ranknet._groups import group_rows
 from sklearn_ranknet._query_scaled import scaled_within_queries
 from sklearn_ranknet.datasets import load_letor, make_ranking
@@ -150,6 +150,22 @@ def test_auto_noise_is_larger_on_small_data_scaled_within_queries(Ranker, scaled
     assert _fit(Ranker(**quick), "fit", raw, y, qid).input_noise_ == _noise.AUTO_INPUT_NOISE
     assert _fit(Ranker(**quick), "partial_fit", X, y, qid).input_noise_ == 0.0
     assert _fit(Ranker(**quick, input_noise=1.0), "fit", X, y, qid).input_noise_ == 1.0
+
+
+@pytest.mark.parametrize("Ranker, reads", [(LambdaRankRanker, True), (ListNetRanker, True), (RankNetRanker, False)])
+def test_the_form_is_read_only_by_rankers_whose_values_follow_it(Ranker, reads, monkeypatch):
+    # RankNet has no "auto" value for scaled data, so its fits skip the check.
+    X, y, qid = _letor_like()
+    calls = []
+    original = _query_scaled.scaled_within_queries
+
+    def counted(*args):
+        calls.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(_training, "scaled_within_queries", counted)
+    _fit(Ranker(max_iter=1, random_state=0), "fit", X, y, qid)
+    assert len(calls) == (1 if reads else 0)
 
 
 def _resolved(ranker):
