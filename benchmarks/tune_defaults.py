@@ -4,6 +4,7 @@ A study script, not a suite of ``python -m benchmarks``::
 
     python -m benchmarks.tune_defaults search [--estimator lambdarank|ranknet|listnet|all]
     python -m benchmarks.tune_defaults compare --estimator NAME --configs JSON [--fold-seeds 0,1,2]
+        [--model-seeds 0,1,2,3,4]
     python -m benchmarks.tune_defaults large [--configs JSON] [--problems mslr,noisy] [--seed 0]
     python -m benchmarks.tune_defaults peers [--sets yahoo,letor] [--fold-seeds 0,1,2]
     python -m benchmarks.tune_defaults final [--seeds 5]
@@ -56,9 +57,11 @@ look's third key, ``"lambda_norm": true`` (each query's lambdas scaled as LightG
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
 with each one's paired Yahoo gain over the first; ``--fold-seeds 0,1,2`` draws the Yahoo folds
 with several shuffles (15 folds, 30 paired fits: a tighter standard error; cache them in
-another ``--out``); with ``--no-yahoo`` it scores only the ``--sets`` given, and the paired
-gain is over the first of them (a study of one kind of data, as the twenty-first look's of
-the views scaled within queries). ``peers`` scores ``LGBMRanker()``,
+another ``--out``); ``--model-seeds 0,1,2,3,4`` fits every split with those ``random_state``
+values instead of the set's usual ones (``SEEDS``: 0 and 1 on most sets, a good draw on the
+scaled views, twenty-second look), cached apart; with ``--no-yahoo`` it scores only the
+``--sets`` given, and the paired gain is over the first of them (a study of one kind of data,
+as the twenty-first look's of the views scaled within queries). ``peers`` scores ``LGBMRanker()``,
 ``XGBRanker()`` and ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` on the same folds and
 seeds: the yardstick the defaults are measured against, without touching ``rank.test``.
 
@@ -223,29 +226,38 @@ def fit_score(estimator, params, seed, train, held_out):
 class Evaluator:
     """Scores of one configuration on every selection data set, cached on disk."""
 
-    def __init__(self, out_dir, fold_seeds=(0,), sets=DATASETS):
+    def __init__(self, out_dir, fold_seeds=(0,), sets=DATASETS, model_seeds=None):
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         self.path = Path(out_dir) / "tune_cache.json"
         self.cache = json.loads(self.path.read_text()) if self.path.exists() else {}
         self.sets = tuple(sets)
         self.data = selection_data(fold_seeds, self.sets)
+        self.model_seeds = None if model_seeds is None else tuple(model_seeds)
+
+    def _entry(self, name):
+        """A set's cache entry: its name, or with the models' seeds when
+        they are not the set's usual ``SEEDS``."""
+        if self.model_seeds is None:
+            return name
+        return f"{name} model seeds {','.join(map(str, self.model_seeds))}"
 
     def __call__(self, estimator, params):
         """name -> scores of every set in ``self.sets``; a set missing from
         the cached entry is fitted and added to it."""
         key = _key(estimator, params)
         result = self.cache.setdefault(key, {})
-        missing = [name for name in self.sets if name not in result]
+        missing = [name for name in self.sets if self._entry(name) not in result]
         for name in missing:
             runs = [fit_score(estimator, params, seed, *split)
-                    for split in self.data[name] for seed in SEEDS[name]]
-            result[name] = {field: [r[field] for r in runs] for field in runs[0]}
+                    for split in self.data[name] for seed in self.model_seeds or SEEDS[name]]
+            result[self._entry(name)] = {field: [r[field] for r in runs] for field in runs[0]}
+        scores = {name: result[self._entry(name)] for name in self.sets}
         if missing:
             self.path.with_suffix(".tmp").write_text(json.dumps(self.cache, indent=1) + "\n")
             os.replace(self.path.with_suffix(".tmp"), self.path)
-            summary = ", ".join(f"{n} {np.mean(result[n]['ndcg10']):.4f}" for n in self.sets)
+            summary = ", ".join(f"{n} {np.mean(scores[n]['ndcg10']):.4f}" for n in self.sets)
             print(f"  {key}: {summary}", flush=True)
-        return {name: result[name] for name in self.sets}
+        return scores
 
 
 def compare(new, current):
@@ -462,6 +474,9 @@ def main(argv=None):
     parser.add_argument("--fold-seeds", default="0",
                         help="search, compare, peers: the Yahoo folds' shuffles, e.g. 0,1,2")
     parser.add_argument("--seed", type=int, default=0, help="large: the models' random_state")
+    parser.add_argument("--model-seeds", default=None,
+                        help="compare: the models' random_state on every split, e.g. 0,1,2,3,4, "
+                        "instead of each set's usual seeds (SEEDS)")
     parser.add_argument("--sets", default=",".join(DATASETS),
                         help="search, compare, peers: comma-separated selection sets, of "
                         + ", ".join(DATASETS + EXTRA_SETS) + " (search: yahoo always; compare and "
@@ -502,7 +517,8 @@ def main(argv=None):
             changes = {label: {k: tuple(v) if isinstance(v, list) else v for k, v in p.items()}
                        for label, p in json.loads(args.configs).items()}
             configurations = [(label, {**defaults(args.estimator), **p}) for label, p in changes.items()]
-            rows = summary_rows(Evaluator(args.out, fold_seeds, sets), args.estimator, configurations)
+            model_seeds = None if args.model_seeds is None else [int(s) for s in args.model_seeds.split(",")]
+            rows = summary_rows(Evaluator(args.out, fold_seeds, sets, model_seeds), args.estimator, configurations)
             h.table("Mean held-out NDCG@10 on the selection sets", rows, {
                 "estimator": "estimator", "configuration": "configuration",
                 **{n: n for n in sets}, "mean": lambda r: np.mean([r[n] for n in sets]),

@@ -150,3 +150,30 @@ def test_study_compare_without_yahoo_scores_only_the_sets_given(tmp_path, monkey
     assert all(set(scores) == {"small", "noisy"} for scores in cache.values())
     text = (tmp_path / "tune_compare.md").read_text()
     assert "small gain over the first (± se)" in text and "+0.0200 ± 0.0000" in text
+
+
+def test_study_compare_model_seeds_fit_every_split_with_them_and_cache_apart(tmp_path, monkeypatch):
+    # --model-seeds replaces a set's usual seeds (SEEDS: 0 and 1 on small)
+    # and is cached under its own entry, so the usual figures stay valid.
+    from benchmarks import tune_defaults
+
+    seen = []
+
+    def fake_fit_score(estimator, params, seed, train, held_out):
+        seen.append(seed)
+        return {"ndcg10": 0.5 + seed / 100, "fit_s": 1.0, "epochs": 3, "warnings": 0}
+
+    monkeypatch.setattr(tune_defaults, "fit_score", fake_fit_score)
+    run = ["compare", "--estimator", "ranknet", "--no-yahoo", "--sets", "small",
+           "--configs", json.dumps({"base": {}}), "--out", str(tmp_path)]
+    tune_defaults.main(run)
+    assert seen == list(tune_defaults.SEEDS["small"])
+    seen.clear()
+    tune_defaults.main([*run, "--model-seeds", "3,4,5"])
+    assert seen == [3, 4, 5]
+    (entry,) = json.loads((tmp_path / "tune_cache.json").read_text()).values()
+    assert set(entry) == {"small", "small model seeds 3,4,5"}
+    assert entry["small model seeds 3,4,5"]["ndcg10"] == [0.53, 0.54, 0.55]
+    seen.clear()
+    tune_defaults.main([*run, "--model-seeds", "3,4,5"])
+    assert seen == []  # read back from the cache
