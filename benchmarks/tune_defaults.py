@@ -44,14 +44,17 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   ``"piecewise_bins"`` (the rankers choose it from the number of rows), and ``--seed`` sets
   the models' ``random_state``.
 
-Two more study-only keys change LambdaRank's objective, in ``compare`` and ``large`` alike
-(neither is a parameter of the package), from the seventeenth look: ``"query_weight_power": p`` scales
+Study-only keys change LambdaRank's objective, in ``compare`` and ``large`` alike
+(none is a parameter of the package), from the seventeenth look: ``"query_weight_power": p`` scales
 each query's pair weights by ``(W_mean / W_q) ** p``, where ``W_q`` is the query's summed pair
 weight at its ideal ranking and ``W_mean`` the mean over the objective's queries (1: every query
 weighs the same, as in RankNet's mean over pairs); ``"pair_weight_floor": b`` weighs each pair
 ``|dG| * (|d_a - d_b| + b)``, a RankNet-like term under the |delta NDCG| one. The twentieth
 look's third key, ``"lambda_norm": true`` (each query's lambdas scaled as LightGBM's
 ``lambdarank_norm`` does), became the parameter ``normalize_lambdas`` in the twenty-second.
+The twenty-third look's key ``"listnet_mix": w`` adds ``w`` times ListNet's softmax
+cross-entropy gradient (the ranker's ``sigma`` and ``gain``) to LambdaRank's lambdas; the
+costs, which the stopping rule reads, stay LambdaRank's.
 
 ``compare`` scores the given configurations (changes from the current defaults) on the
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
@@ -378,17 +381,19 @@ def _fixed_piecewise_bins(n_bins):
 
 
 #: Study-only configuration keys that change LambdaRank's objective.
-OBJECTIVE_VARIANTS = ("query_weight_power", "pair_weight_floor")
+OBJECTIVE_VARIANTS = ("query_weight_power", "pair_weight_floor", "listnet_mix")
 
 
 @contextlib.contextmanager
-def _objective_variant(query_weight_power=None, pair_weight_floor=None):
+def _objective_variant(query_weight_power=None, pair_weight_floor=None, listnet_mix=None):
     """LambdaRank objectives built inside weigh queries or pairs as the
-    seventeenth look tried (see the module docstring); no key: unchanged."""
+    seventeenth look tried, or add ListNet's gradient as the twenty-third
+    did (see the module docstring); no key: unchanged."""
     from sklearn_ranknet import _lambdas, _objectives
     from sklearn_ranknet._groups import query_of_row
 
     build = _objectives.LambdaRankObjective.__init__
+    lambdas = _objectives.LambdaRankObjective.gradient
 
     def variant(objective, labels, offsets, **kwargs):
         build(objective, labels, offsets, **kwargs)
@@ -412,13 +417,25 @@ def _objective_variant(query_weight_power=None, pair_weight_floor=None):
             objective.weighting = _lambdas.NDCG_LOSS2_PP
             objective.by_distance = np.full_like(objective.by_distance, pair_weight_floor)
             objective.by_distance[0] = 0.0
+        if listnet_mix is not None:
+            objective.listwise = _objectives.ListNetObjective(
+                labels, offsets, sigma=kwargs["sigma"], gain=kwargs["gain"])
 
-    if query_weight_power is not None or pair_weight_floor is not None:
+    def mixed(objective, scores, rows, queries, offsets, *, with_cost=False, n_threads=1):
+        # The costs stay LambdaRank's, so the stopping rule reads what it did.
+        grad, cost = lambdas(objective, scores, rows, queries, offsets, with_cost=with_cost, n_threads=n_threads)
+        listwise, _ = objective.listwise.gradient(scores, rows, queries, offsets, n_threads=n_threads)
+        return grad + listnet_mix * listwise, cost
+
+    if query_weight_power is not None or pair_weight_floor is not None or listnet_mix is not None:
         _objectives.LambdaRankObjective.__init__ = variant
+    if listnet_mix is not None:
+        _objectives.LambdaRankObjective.gradient = mixed
     try:
         yield
     finally:
         _objectives.LambdaRankObjective.__init__ = build
+        _objectives.LambdaRankObjective.gradient = lambdas
 
 
 def peer_rows(h, sets=DATASETS, fold_seeds=(0,)):

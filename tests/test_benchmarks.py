@@ -125,6 +125,34 @@ def test_study_query_weights_equalise_the_summed_pair_weights():
         np.testing.assert_array_equal(equalised.norms[~weighted], plain.norms[~weighted])
 
 
+
+def test_study_listnet_mix_adds_listnets_gradient_and_keeps_lambdaranks_cost():
+    # The study-only mix of the twenty-third look: LambdaRank's lambdas plus
+    # w times ListNet's softmax gradient on the same rows; costs unchanged;
+    # the package restored afterwards.
+    from benchmarks.tune_defaults import _objective_variant
+    from sklearn_ranknet import _objectives
+
+    rng = np.random.default_rng(1)
+    sizes = rng.integers(1, 20, 15)
+    offsets = np.r_[0, np.cumsum(sizes)]
+    labels = np.concatenate([np.sort(rng.integers(0, 3, n))[::-1] for n in sizes]).astype(float)
+    scores, rows = rng.normal(size=len(labels)), np.arange(len(labels))
+    queries = np.arange(len(sizes))
+    kwargs = dict(sigma=1.0, metric="ndcg", k=None, gain="exponential", normalize=True)
+    plain = _objectives.LambdaRankObjective(labels, offsets, **kwargs)
+    grad, cost = plain.gradient(scores, rows, queries, offsets, with_cost=True)
+    listwise, _ = _objectives.ListNetObjective(labels, offsets, sigma=1.0, gain="exponential").gradient(
+        scores, rows, queries, offsets)
+    gradient = _objectives.LambdaRankObjective.gradient
+    with _objective_variant(listnet_mix=0.5):
+        mixed = _objectives.LambdaRankObjective(labels, offsets, **kwargs)
+        mixed_grad, mixed_cost = mixed.gradient(scores, rows, queries, offsets, with_cost=True)
+    assert _objectives.LambdaRankObjective.gradient is gradient
+    np.testing.assert_allclose(mixed_grad, grad + 0.5 * listwise, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(mixed_cost, cost)
+    assert np.abs(listwise).sum() > 0
+
 def test_sparse_relevance_folds_five_grades_into_three():
     from benchmarks.tune_defaults import sparse_relevance
 
