@@ -6,7 +6,7 @@ A study script, not a suite of ``python -m benchmarks``::
     python -m benchmarks.tune_defaults compare --estimator NAME --configs JSON [--fold-seeds 0,1,2]
         [--model-seeds 0,1,2,3,4]
     python -m benchmarks.tune_defaults large [--configs JSON] [--problems mslr,noisy] [--seed 0]
-    python -m benchmarks.tune_defaults peers [--sets yahoo,letor] [--fold-seeds 0,1,2]
+    python -m benchmarks.tune_defaults peers [--sets yahoo,letor] [--fold-seeds 0,1,2] [--trees-only]
     python -m benchmarks.tune_defaults final [--seeds 5]
 
 Selection data, raw features (no scaler: the rankers scale their own inputs):
@@ -30,6 +30,9 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   own noise of one standard deviation (``copies_view``): redundant features of a known
   structure (thirteenth look); ``copies_letor`` the same in LETOR 4.0's form (twenty-first
   look: synthetic data on which every value of the scaled-data rule applies);
+- ``letor_context``, ``letor_sparse_context`` (opt-in): those two views with each feature's
+  mean over its query appended as a second column (``query_context_view``): how much a
+  pointwise scorer gains from seeing its query's other documents (twenty-third look);
 - ``tiny``, ``tiny_yahoo`` (opt-in): 10, 20, 40 and 80 training queries, three draws each:
   ``make_ranking`` scored on a fresh 1,000-query draw, and random subsets of ``rank.train``
   scored on the rest of it (nineteenth look: below the sizes the defaults were chosen on);
@@ -97,7 +100,7 @@ MIN_GAIN, WORST_LOSS, MAX_ROUNDS = 0.002, 0.01, 3
 DATASETS = ("yahoo", "small", "noisy", "medium")
 #: Opt-in selection sets (``--sets``), beside DATASETS.
 EXTRA_SETS = ("letor", "letor_sparse", "small_letor", "noisy_letor", "medium_letor", "copies", "copies_letor",
-              "tiny", "tiny_yahoo")
+              "tiny", "tiny_yahoo", "letor_context", "letor_sparse_context")
 #: Training queries of the ``tiny`` and ``tiny_yahoo`` sets, three draws each.
 TINY_QUERIES = (10, 20, 40, 80)
 COORDINATES = {
@@ -154,6 +157,19 @@ def sparse_relevance(X, y, qid):
     return X, np.array([0, 0, 1, 2, 2])[np.asarray(y, dtype=int)], qid
 
 
+def query_context_view(X, y, qid):
+    """The rows with, for every feature, its mean over the row's query
+    appended: the context of the other documents that a pointwise scorer
+    does not see (a query-level feature per column, computable at ranking
+    time from the query's own documents)."""
+    X = np.asarray(X, dtype=float)
+    _, query = np.unique(qid, return_inverse=True)
+    sums = np.zeros((query.max() + 1, X.shape[1]))
+    np.add.at(sums, query, X)
+    means = sums / np.bincount(query)[:, None]
+    return np.hstack([X, means[query]]), y, qid
+
+
 def copies_view(X, y, qid, n_copies=5, spread=1.0, seed=0):
     """The rows with each feature observed ``n_copies`` times, each copy
     with its own Gaussian noise of standard deviation ``spread``: redundant
@@ -198,6 +214,9 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
                 splits.append(((X[taken], y[taken], q[taken]), (X[~taken], y[~taken], q[~taken])))
         return splits
     makers["tiny_yahoo"] = tiny_yahoo
+    for name in ("letor", "letor_sparse"):
+        makers[name + "_context"] = (lambda name: lambda: [
+            tuple(query_context_view(*part) for part in split) for split in makers[name]()])(name)
     for name in ("small", "noisy", "medium", "copies"):  # synthetic problems in LETOR 4.0's form too
         makers[name + "_letor"] = (lambda name: lambda: [
             tuple(letor_view(*part) for part in split) for split in makers[name]()])(name)
@@ -206,7 +225,7 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
 
 SEEDS = {"yahoo": (0, 1), "letor": (0, 1), "letor_sparse": (0, 1), "small": (0, 1), "noisy": (0, 1), "medium": (0,)}
 SEEDS.update({name + "_letor": SEEDS[name] for name in ("small", "noisy", "medium")}, copies=(0, 1),
-             copies_letor=(0, 1), tiny=(0,), tiny_yahoo=(0,))
+             copies_letor=(0, 1), tiny=(0,), tiny_yahoo=(0,), letor_context=(0, 1), letor_sparse_context=(0, 1))
 
 
 def fit_score(estimator, params, seed, train, held_out):
@@ -438,9 +457,10 @@ def _objective_variant(query_weight_power=None, pair_weight_floor=None, listnet_
         _objectives.LambdaRankObjective.gradient = lambdas
 
 
-def peer_rows(h, sets=DATASETS, fold_seeds=(0,)):
-    """Held-out NDCG@10 of the peers' defaults and of a 5-member bagging of
-    LambdaRank on the selection data, with the same splits and seeds."""
+def peer_rows(h, sets=DATASETS, fold_seeds=(0,), trees_only=False):
+    """Held-out NDCG@10 of the peers' defaults and (unless ``trees_only``)
+    of a 5-member bagging of LambdaRank on the selection data, with the
+    same splits and seeds."""
     from sklearn_ranknet.metrics import ndcg_score
 
     def grouped(X, y, q):  # the peers want each query's rows together
@@ -462,6 +482,8 @@ def peer_rows(h, sets=DATASETS, fold_seeds=(0,)):
 
     models = {"LGBMRanker()": ("lightgbm", lightgbm), "XGBRanker()": ("xgboost", xgboost),
               "BaggingRanker(LambdaRankRanker(), n_estimators=5)": ("sklearn_ranknet", bagging)}
+    if trees_only:
+        del models["BaggingRanker(LambdaRankRanker(), n_estimators=5)"]
     data = selection_data(fold_seeds, sets)
     rows = []
     for label, (module, fit) in models.items():
@@ -500,6 +522,8 @@ def main(argv=None):
                         "peers: yahoo first unless --no-yahoo)")
     parser.add_argument("--no-yahoo", action="store_true",
                         help="compare, peers: only the --sets given (a study of one kind of data)")
+    parser.add_argument("--trees-only", action="store_true",
+                        help="peers: only LGBMRanker() and XGBRanker(), not the bagged LambdaRank")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args(argv)
     sets = tuple(n for n in args.sets.split(",") if n != "yahoo")
@@ -551,7 +575,7 @@ def main(argv=None):
                 "problem": "problem", "training rows": "rows", "model": "model", "NDCG@10": "ndcg10", "fit s": "fit_s",
                 "epochs": "epochs", "warnings": "warnings"})
         elif args.stage == "peers":
-            h.table("Peers on the selection data (mean held-out NDCG@10)", peer_rows(h, sets, fold_seeds), {
+            h.table("Peers on the selection data (mean held-out NDCG@10)", peer_rows(h, sets, fold_seeds, args.trees_only), {
                 "model": "model", **{n: n for n in sets},
                 "mean": lambda r: np.mean([r[n] for n in sets])})
         else:

@@ -81,6 +81,25 @@ def test_synthetic_letor_sets_are_the_synthetic_sets_in_letor_form():
         assert set(np.unique(letor[1])) <= {0, 1, 2} and letor[0].min() >= 0 and letor[0].max() <= 1
 
 
+
+def test_query_context_view_appends_each_features_query_mean():
+    from benchmarks.tune_defaults import query_context_view
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 3)), rng.integers(0, 3, 30)
+    qid = rng.permutation(np.repeat(["b", "a", "c"], [5, 15, 10]))  # interleaved, any id type
+    Xc, yc, qc = query_context_view(X, y, qid)
+    assert Xc.shape == (30, 6) and yc is y and qc is qid
+    np.testing.assert_array_equal(Xc[:, :3], X)
+    for row in range(30):
+        np.testing.assert_allclose(Xc[row, 3:], X[qid == qid[row]].mean(axis=0), rtol=1e-12)
+
+
+def test_every_selection_set_has_its_model_seeds():
+    from benchmarks.tune_defaults import DATASETS, EXTRA_SETS, SEEDS
+
+    assert set(DATASETS + EXTRA_SETS) <= set(SEEDS)
+
 def test_copies_view_observes_each_feature_several_times_with_noise():
     from benchmarks.tune_defaults import copies_view
 
