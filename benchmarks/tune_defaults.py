@@ -135,17 +135,28 @@ def _synthetic(n_queries, seed, **kwargs):
     return make_ranking(n_queries, random_state=seed, **kwargs)
 
 
+def _per_query(ufunc, X, qid):
+    """Each row's ``ufunc`` (``np.minimum``, ``np.maximum``, ``np.add``)
+    over its query's rows, column by column, accumulated in row order;
+    queries found by the package's grouping."""
+    from sklearn_ranknet._groups import group_rows
+
+    groups = group_rows(qid, len(X))
+    query = groups.restore(np.repeat(np.arange(groups.n_queries), groups.sizes))
+    start = {np.minimum: np.inf, np.maximum: -np.inf, np.add: 0.0}[ufunc]
+    per_query = np.full((groups.n_queries, X.shape[1]), start)
+    ufunc.at(per_query, query, X)
+    return per_query[query]
+
+
 def letor_view(X, y, qid):
     """The rows as LETOR 4.0 ships them (MQ2007, MQ2008): each feature
     min-max scaled within its query (0 where a query holds one value), and
     labels capped at 2 (relevance 0, 1, 2)."""
-    X = np.array(X, dtype=float)
-    for query in np.unique(qid):
-        rows = qid == query
-        low, high = X[rows].min(axis=0), X[rows].max(axis=0)
-        spread = np.where(high > low, high - low, 1.0)
-        X[rows] = np.where(high > low, (X[rows] - low) / spread, 0.0)
-    return X, np.minimum(y, 2), qid
+    X = np.asarray(X, dtype=float)
+    low, high = _per_query(np.minimum, X, qid), _per_query(np.maximum, X, qid)
+    varies = high > low
+    return np.where(varies, (X - low) / np.where(varies, high - low, 1.0), 0.0), np.minimum(y, 2), qid
 
 
 def sparse_relevance(X, y, qid):
@@ -163,11 +174,8 @@ def query_context_view(X, y, qid):
     does not see (a query-level feature per column, computable at ranking
     time from the query's own documents)."""
     X = np.asarray(X, dtype=float)
-    _, query = np.unique(qid, return_inverse=True)
-    sums = np.zeros((query.max() + 1, X.shape[1]))
-    np.add.at(sums, query, X)
-    means = sums / np.bincount(query)[:, None]
-    return np.hstack([X, means[query]]), y, qid
+    sizes = _per_query(np.add, np.ones((len(X), 1)), qid)
+    return np.hstack([X, _per_query(np.add, X, qid) / sizes]), y, qid
 
 
 def copies_view(X, y, qid, n_copies=5, spread=1.0, seed=0):
