@@ -4,7 +4,7 @@ A study script, not a suite of ``python -m benchmarks``::
 
     python -m benchmarks.tune_defaults search [--estimator lambdarank|ranknet|listnet|all]
     python -m benchmarks.tune_defaults compare --estimator NAME --configs JSON [--fold-seeds 0,1,2]
-        [--model-seeds 0,1,2,3,4]
+        [--model-seeds 0,1,2,3,4] [--against-trees]
     python -m benchmarks.tune_defaults large [--configs JSON] [--problems mslr,noisy] [--seed 0]
     python -m benchmarks.tune_defaults peers [--sets yahoo,letor] [--fold-seeds 0,1,2] [--trees-only]
     python -m benchmarks.tune_defaults final [--seeds 5]
@@ -33,6 +33,10 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
 - ``letor_context``, ``letor_sparse_context`` (opt-in): those two views with each feature's
   mean over its query appended as a second column (``query_context_view``): how much a
   pointwise scorer gains from seeing its query's other documents (twenty-third look);
+- ``letor_narrow``, ``letor_sparse_narrow`` (opt-in): those two views with only the
+  ``NARROW_FEATURES`` (46) columns that hold the most nonzero values in each split's training
+  rows (``narrow_view``): as few features as LETOR 4.0's MQ2007 and MQ2008 have, each present
+  for most documents (twenty-fourth look);
 - ``tiny``, ``tiny_yahoo`` (opt-in): 10, 20, 40 and 80 training queries, three draws each:
   ``make_ranking`` scored on a fresh 1,000-query draw, and random subsets of ``rank.train``
   scored on the rest of it (nineteenth look: below the sizes the defaults were chosen on);
@@ -44,8 +48,12 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   same shape with 150, 400 and 1,000 training queries (seeds 20 and 21): how a choice's gain
   and cost move with the number of rows. A configuration of ``large`` may fix the number of
   quantile bins of ``feature_scaling="piecewise"`` with the study-only key
-  ``"piecewise_bins"`` (the rankers choose it from the number of rows), and ``--seed`` sets
-  the models' ``random_state``.
+  ``"piecewise_bins"`` (the rankers choose it from the number of rows; ``compare`` takes it
+  too), and ``--seed`` sets the models' ``random_state``. A second study-only encoding key,
+  ``"piecewise_extreme_steps": s``, adds two edges per feature, a fraction ``s`` of the
+  outer bins' widths inside the lowest and the highest edge, so that the training minimum
+  and maximum (every query's 0 and 1 in LETOR's form) get inputs of their own (twenty-fourth
+  look).
 
 Study-only keys change LambdaRank's objective, in ``compare`` and ``large`` alike
 (none is a parameter of the package), from the seventeenth look: ``"query_weight_power": p`` scales
@@ -67,7 +75,10 @@ another ``--out``); ``--model-seeds 0,1,2,3,4`` fits every split with those ``ra
 values instead of the set's usual ones (``SEEDS``: 0 and 1 on most sets, a good draw on the
 scaled views, twenty-second look), cached apart; with ``--no-yahoo`` it scores only the
 ``--sets`` given, and the paired gain is over the first of them (a study of one kind of data,
-as the twenty-first look's of the views scaled within queries). ``peers`` scores ``LGBMRanker()``,
+as the twenty-first look's of the views scaled within queries); with ``--against-trees`` it
+also fits ``LGBMRanker()`` and ``XGBRanker()`` on the same splits and gives each configuration's
+lead over the better of them, paired by split, with a standard error over splits (the seeds
+sharing a split are not independent draws; twenty-fourth look). ``peers`` scores ``LGBMRanker()``,
 ``XGBRanker()`` and ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` on the same folds and
 seeds: the yardstick the defaults are measured against, without touching ``rank.test``.
 
@@ -100,7 +111,10 @@ MIN_GAIN, WORST_LOSS, MAX_ROUNDS = 0.002, 0.01, 3
 DATASETS = ("yahoo", "small", "noisy", "medium")
 #: Opt-in selection sets (``--sets``), beside DATASETS.
 EXTRA_SETS = ("letor", "letor_sparse", "small_letor", "noisy_letor", "medium_letor", "copies", "copies_letor",
-              "tiny", "tiny_yahoo", "letor_context", "letor_sparse_context")
+              "tiny", "tiny_yahoo", "letor_context", "letor_sparse_context", "letor_narrow",
+              "letor_sparse_narrow")
+#: Columns kept by ``narrow_view``: as many features as MQ2007 and MQ2008 have.
+NARROW_FEATURES = 46
 #: Training queries of the ``tiny`` and ``tiny_yahoo`` sets, three draws each.
 TINY_QUERIES = (10, 20, 40, 80)
 COORDINATES = {
@@ -178,6 +192,15 @@ def query_context_view(X, y, qid):
     return np.hstack([X, _per_query(np.add, X, qid) / sizes]), y, qid
 
 
+def narrow_view(train, held_out, n_features=NARROW_FEATURES):
+    """A split's training and held-out rows with only the ``n_features``
+    columns that hold the most nonzero values in its training rows (ties
+    to the lower column), in their original order."""
+    counts = np.count_nonzero(np.asarray(train[0]), axis=0)
+    kept = np.sort(np.argsort(-counts, kind="stable")[:n_features])
+    return tuple((np.asarray(X)[:, kept], y, qid) for X, y, qid in (train, held_out))
+
+
 def copies_view(X, y, qid, n_copies=5, spread=1.0, seed=0):
     """The rows with each feature observed ``n_copies`` times, each copy
     with its own Gaussian noise of standard deviation ``spread``: redundant
@@ -225,6 +248,8 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
     for name in ("letor", "letor_sparse"):
         makers[name + "_context"] = (lambda name: lambda: [
             tuple(query_context_view(*part) for part in split) for split in makers[name]()])(name)
+    for name in ("letor", "letor_sparse"):
+        makers[name + "_narrow"] = (lambda name: lambda: [narrow_view(*split) for split in makers[name]()])(name)
     for name in ("small", "noisy", "medium", "copies"):  # synthetic problems in LETOR 4.0's form too
         makers[name + "_letor"] = (lambda name: lambda: [
             tuple(letor_view(*part) for part in split) for split in makers[name]()])(name)
@@ -233,7 +258,8 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
 
 SEEDS = {"yahoo": (0, 1), "letor": (0, 1), "letor_sparse": (0, 1), "small": (0, 1), "noisy": (0, 1), "medium": (0,)}
 SEEDS.update({name + "_letor": SEEDS[name] for name in ("small", "noisy", "medium")}, copies=(0, 1),
-             copies_letor=(0, 1), tiny=(0,), tiny_yahoo=(0,), letor_context=(0, 1), letor_sparse_context=(0, 1))
+             copies_letor=(0, 1), tiny=(0,), tiny_yahoo=(0,), letor_context=(0, 1), letor_sparse_context=(0, 1),
+             letor_narrow=(0, 1), letor_sparse_narrow=(0, 1))
 
 
 def fit_score(estimator, params, seed, train, held_out):
@@ -242,9 +268,11 @@ def fit_score(estimator, params, seed, train, held_out):
     from sklearn_ranknet.metrics import ndcg_score
 
     params = dict(params)
+    encoding = {key: params.pop(key) for key in ENCODING_VARIANTS if key in params}
     variant = {key: params.pop(key) for key in OBJECTIVE_VARIANTS if key in params}
     model = getattr(sklearn_ranknet, ESTIMATORS[estimator])(random_state=seed, n_jobs=1, **params)
-    with _objective_variant(**variant), warnings.catch_warnings(record=True) as caught:
+    with _encoding_variant(**encoding), _objective_variant(**variant), \
+            warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         started = time.perf_counter()
         model.fit(train[0], train[1], groups=train[2])
@@ -366,10 +394,10 @@ def _large_problem(h, configurations, problem, seed):
     rows = []
     for label, (name, params) in configurations.items():
         params = dict(params)
-        bins = params.pop("piecewise_bins", None)
+        encoding = {key: params.pop(key) for key in ENCODING_VARIANTS if key in params}
         variant = {key: params.pop(key) for key in OBJECTIVE_VARIANTS if key in params}
         model = getattr(sklearn_ranknet, name)(random_state=seed, n_jobs=1, **params)
-        with _fixed_piecewise_bins(bins), _objective_variant(**variant), \
+        with _encoding_variant(**encoding), _objective_variant(**variant), \
                 warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             started = time.perf_counter()
@@ -392,19 +420,38 @@ def _large_problem(h, configurations, problem, seed):
     return rows
 
 
+#: Study-only configuration keys that change the piecewise encoding.
+ENCODING_VARIANTS = ("piecewise_bins", "piecewise_extreme_steps")
+
+
 @contextlib.contextmanager
-def _fixed_piecewise_bins(n_bins):
-    """Every piecewise encoding fitted inside uses ``n_bins`` bins (None:
-    the rankers' size-aware default)."""
+def _encoding_variant(piecewise_bins=None, piecewise_extreme_steps=None):
+    """Every piecewise encoding fitted inside uses ``piecewise_bins`` bins
+    (None: the rankers' size-aware default) and, with
+    ``piecewise_extreme_steps=s``, two more edges per feature, a fraction
+    ``s`` of the outer bins' widths inside the lowest and the highest edge:
+    inputs that step from 0 to 1 as a value leaves the training minimum or
+    reaches the maximum (twenty-fourth look)."""
     from sklearn_ranknet import _inputs
 
-    chosen = _inputs.piecewise_bins
-    if n_bins is not None:
-        _inputs.piecewise_bins = lambda n_rows: n_bins
+    bins, distinct = _inputs.piecewise_bins, _inputs._distinct_edges
+
+    def with_steps(quantiles):
+        edges = distinct(quantiles)
+        if len(edges) < 2:
+            return edges
+        low = edges[0] + piecewise_extreme_steps * (edges[1] - edges[0])
+        high = edges[-1] - piecewise_extreme_steps * (edges[-1] - edges[-2])
+        return distinct(np.concatenate([edges, np.array([low, high], dtype=edges.dtype)]))
+
+    if piecewise_bins is not None:
+        _inputs.piecewise_bins = lambda n_rows: piecewise_bins
+    if piecewise_extreme_steps is not None:
+        _inputs._distinct_edges = with_steps
     try:
         yield
     finally:
-        _inputs.piecewise_bins = chosen
+        _inputs.piecewise_bins, _inputs._distinct_edges = bins, distinct
 
 
 #: Study-only configuration keys that change LambdaRank's objective.
@@ -465,31 +512,71 @@ def _objective_variant(query_weight_power=None, pair_weight_floor=None, listnet_
         _objectives.LambdaRankObjective.gradient = lambdas
 
 
+def _grouped(X, y, q):  # the tree rankers want each query's rows together
+    order = np.argsort(q, kind="stable")
+    return X[order], y[order], q[order]
+
+
+def _fit_lightgbm(peer, seed, X, y, q):
+    X, y, q = _grouped(X, y, q)
+    return peer.LGBMRanker(random_state=seed, n_jobs=1, verbose=-1).fit(X, y, group=np.unique(q, return_counts=True)[1])
+
+
+def _fit_xgboost(peer, seed, X, y, q):
+    X, y, q = _grouped(X, y, q)
+    return peer.XGBRanker(random_state=seed, n_jobs=1).fit(X, y, qid=q)
+
+
+#: The tree rankers at their defaults: label -> (module, fit).
+TREES = {"LGBMRanker()": ("lightgbm", _fit_lightgbm), "XGBRanker()": ("xgboost", _fit_xgboost)}
+
+
+def tree_scores(h, data):
+    """set -> {tree label -> held-out NDCG@10 on each split} of the tree
+    rankers' defaults, which draw nothing: one fit per split."""
+    from sklearn_ranknet.metrics import ndcg_score
+
+    scores = {name: {} for name in data}
+    for label, (module, fit) in TREES.items():
+        peer = h.peer(module)
+        if peer is None:
+            continue
+        for name, splits in data.items():
+            scores[name][label] = np.array([
+                ndcg_score(held[1], fit(peer, 0, *train).predict(held[0]), groups=held[2], k=10, ignore_ties=True)
+                for train, held in splits])
+    return scores
+
+
+def lead_over_trees(result, trees):
+    """set -> (best tree's label, mean lead, standard error) of a
+    configuration's scores (``Evaluator`` results: every split's seeds in
+    a row) over the tree ranker with the best mean on each set, paired by
+    split: each split's mean over the seeds minus the tree's score there.
+    The standard error is over splits, so seeds sharing a split are not
+    counted as independent (nan with one split)."""
+    leads = {}
+    for name, tree in trees.items():
+        if not tree:
+            continue
+        best = max(tree, key=lambda label: tree[label].mean())
+        per_split = np.reshape(result[name]["ndcg10"], (len(tree[best]), -1)).mean(axis=1) - tree[best]
+        se = per_split.std(ddof=1) / np.sqrt(len(per_split)) if len(per_split) > 1 else np.nan  # one split: unknown
+        leads[name] = (best, float(per_split.mean()), float(se))
+    return leads
+
+
 def peer_rows(h, sets=DATASETS, fold_seeds=(0,), trees_only=False):
     """Held-out NDCG@10 of the peers' defaults and (unless ``trees_only``)
     of a 5-member bagging of LambdaRank on the selection data, with the
     same splits and seeds."""
     from sklearn_ranknet.metrics import ndcg_score
 
-    def grouped(X, y, q):  # the peers want each query's rows together
-        order = np.argsort(q, kind="stable")
-        return X[order], y[order], q[order]
-
-    def lightgbm(peer, seed, X, y, q):
-        X, y, q = grouped(X, y, q)
-        return peer.LGBMRanker(random_state=seed, n_jobs=1, verbose=-1).fit(
-            X, y, group=np.unique(q, return_counts=True)[1])
-
-    def xgboost(peer, seed, X, y, q):
-        X, y, q = grouped(X, y, q)
-        return peer.XGBRanker(random_state=seed, n_jobs=1).fit(X, y, qid=q)
-
     def bagging(peer, seed, X, y, q):
         member = peer.LambdaRankRanker(n_jobs=1)
         return peer.BaggingRanker(member, n_estimators=5, random_state=seed).fit(X, y, groups=q)
 
-    models = {"LGBMRanker()": ("lightgbm", lightgbm), "XGBRanker()": ("xgboost", xgboost),
-              "BaggingRanker(LambdaRankRanker(), n_estimators=5)": ("sklearn_ranknet", bagging)}
+    models = {**TREES, "BaggingRanker(LambdaRankRanker(), n_estimators=5)": ("sklearn_ranknet", bagging)}
     if trees_only:
         del models["BaggingRanker(LambdaRankRanker(), n_estimators=5)"]
     data = selection_data(fold_seeds, sets)
@@ -530,6 +617,9 @@ def main(argv=None):
                         "peers: yahoo first unless --no-yahoo)")
     parser.add_argument("--no-yahoo", action="store_true",
                         help="compare, peers: only the --sets given (a study of one kind of data)")
+    parser.add_argument("--against-trees", action="store_true",
+                        help="compare: also each configuration's lead over the best tree ranker's "
+                        "default, paired by split (standard error over splits)")
     parser.add_argument("--trees-only", action="store_true",
                         help="peers: only LGBMRanker() and XGBRanker(), not the bagged LambdaRank")
     parser.add_argument("--out", default=str(OUT))
@@ -567,11 +657,20 @@ def main(argv=None):
                        for label, p in json.loads(args.configs).items()}
             configurations = [(label, {**defaults(args.estimator), **p}) for label, p in changes.items()]
             model_seeds = None if args.model_seeds is None else [int(s) for s in args.model_seeds.split(",")]
-            rows = summary_rows(Evaluator(args.out, fold_seeds, sets, model_seeds), args.estimator, configurations)
+            evaluate = Evaluator(args.out, fold_seeds, sets, model_seeds)
+            rows = summary_rows(evaluate, args.estimator, configurations)
+            leads = {}
+            if args.against_trees:
+                trees = tree_scores(h, evaluate.data)
+                for row, (_, params) in zip(rows, configurations):
+                    for name, (best, lead, se) in lead_over_trees(evaluate(args.estimator, params), trees).items():
+                        row[f"lead_{name}"] = f"{lead:+.4f} ± {se:.4f} ({best})"
+                        leads[name] = True
             h.table("Mean held-out NDCG@10 on the selection sets", rows, {
                 "estimator": "estimator", "configuration": "configuration",
                 **{n: n for n in sets}, "mean": lambda r: np.mean([r[n] for n in sets]),
                 f"{sets[0]} gain over the first (± se)": "first_gain",
+                **{f"{n} lead over the best tree (± se by split)": f"lead_{n}" for n in leads},
                 "fit s (median)": "fit_s", "warnings": "warnings"})
         elif args.stage == "large":
             configs = {label: (name, {k: tuple(v) if isinstance(v, list) else v for k, v in p.items()})

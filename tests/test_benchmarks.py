@@ -95,6 +95,20 @@ def test_query_context_view_appends_each_features_query_mean():
         np.testing.assert_allclose(Xc[row, 3:], X[qid == qid[row]].mean(axis=0), rtol=1e-12)
 
 
+def test_narrow_view_keeps_the_training_rows_most_populated_columns():
+    from benchmarks.tune_defaults import narrow_view
+
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 6)) * (rng.random((30, 6)) < [0.9, 0.1, 0.5, 0.95, 0.2, 0.7])
+    X_held = rng.random((8, 6))
+    y, qid = rng.integers(0, 3, 30), np.repeat(np.arange(6), 5)
+    (Xn, yn, qn), (Xh, _, _) = narrow_view((X, y, qid), (X_held, y[:8], qid[:8]), n_features=3)
+    kept = sorted(np.argsort(-np.count_nonzero(X, axis=0), kind="stable")[:3])
+    np.testing.assert_array_equal(Xn, X[:, kept])
+    np.testing.assert_array_equal(Xh, X_held[:, kept])  # the training rows choose, for both parts
+    assert yn is y and qn is qid
+
+
 def test_every_selection_set_has_its_model_seeds():
     from benchmarks.tune_defaults import DATASETS, EXTRA_SETS, SEEDS
 
@@ -171,6 +185,76 @@ def test_study_listnet_mix_adds_listnets_gradient_and_keeps_lambdaranks_cost():
     np.testing.assert_allclose(mixed_grad, grad + 0.5 * listwise, rtol=1e-12, atol=1e-15)
     np.testing.assert_array_equal(mixed_cost, cost)
     assert np.abs(listwise).sum() > 0
+
+def test_study_encoding_variants_move_the_bin_edges_and_restore_the_package():
+    # The twenty-fourth look's study-only keys: a fixed number of quantile
+    # bins, and steps just inside each feature's lowest and highest edge,
+    # which tell the training minimum and maximum from values next to them.
+    from benchmarks.tune_defaults import _encoding_variant
+    from sklearn_ranknet import _inputs
+    from sklearn_ranknet._inputs import PiecewiseEncoding
+
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 2))
+    X[:60, 0], X[60:120, 0] = 0.0, 1.0  # point masses at the ends, as per-query scaling makes
+    package = (_inputs.piecewise_bins, _inputs._distinct_edges)
+    plain = PiecewiseEncoding.fit(X)
+    with _encoding_variant(piecewise_extreme_steps=0.01):
+        stepped = PiecewiseEncoding.fit(X)
+    with _encoding_variant(piecewise_bins=3):
+        three = PiecewiseEncoding.fit(X)
+    assert (_inputs.piecewise_bins, _inputs._distinct_edges) == package
+    assert len(three.lower) == 3 + 3 and len(plain.lower) > len(three.lower)
+    for j in range(2):
+        edges = np.r_[plain.lower[plain.source == j], plain.lower[plain.source == j][-1] + plain.width[plain.source == j][-1]]
+        low = edges[0] + 0.01 * (edges[1] - edges[0])
+        high = edges[-1] - 0.01 * (edges[-1] - edges[-2])
+        np.testing.assert_allclose(stepped.lower[stepped.source == j], np.sort(np.r_[edges[:-1], low, high]))
+        first, last = np.flatnonzero(stepped.source == j)[[0, -1]]
+        values = np.full((4, 2), 0.5)
+        values[:, j] = [edges[0], 2 * low - edges[0], 2 * high - edges[-1], edges[-1]]
+        encoded = stepped.transform(values)
+        # Up by one within 1 % of the outer bins' widths: the extremes stand apart.
+        np.testing.assert_allclose(encoded[:, first] - encoded[0, first], [0, 1, 1, 1], atol=1e-12)
+        np.testing.assert_allclose(encoded[:, last] - encoded[0, last], [0, 0, 0, 1], atol=1e-12)
+
+
+def test_lead_over_trees_pairs_each_splits_mean_over_seeds_with_the_best_tree():
+    from benchmarks.tune_defaults import lead_over_trees
+
+    # Three splits, two seeds each (the Evaluator's order: a split's seeds in a row).
+    result = {"letor": {"ndcg10": [0.80, 0.82, 0.70, 0.72, 0.90, 0.94]}}
+    trees = {"letor": {"LGBMRanker()": np.array([0.80, 0.70, 0.88]),
+                       "XGBRanker()": np.array([0.79, 0.69, 0.87])}}
+    ((name, (best, lead, se)),) = lead_over_trees(result, trees).items()
+    per_split = np.array([0.81 - 0.80, 0.71 - 0.70, 0.92 - 0.88])
+    assert (name, best) == ("letor", "LGBMRanker()")
+    assert np.isclose(lead, per_split.mean())
+    assert np.isclose(se, per_split.std(ddof=1) / np.sqrt(3))  # over splits, not over the six fits
+    assert lead_over_trees(result, {"letor": {}}) == {}  # no tree installed: no lead
+
+
+def test_study_compare_against_trees_adds_the_lead_over_the_tree_rankers(tmp_path, monkeypatch):
+    # The ranker's fits are a stand-in; the trees are fitted for real on
+    # the same split (skipped by the harness when not installed).
+    from benchmarks import tune_defaults
+
+    monkeypatch.setattr(tune_defaults, "fit_score", lambda estimator, params, seed, train, held_out: {
+        "ndcg10": 0.9 + seed / 100, "fit_s": 1.0, "epochs": 3, "warnings": 0})
+    tune_defaults.main(["compare", "--estimator", "ranknet", "--no-yahoo", "--sets", "small", "--against-trees",
+                        "--configs", json.dumps({"base": {}}), "--out", str(tmp_path)])
+    (table,) = json.loads((tmp_path / "tune_compare.json").read_text())["tables"].values()
+    installed = [label for label, (module, _) in tune_defaults.TREES.items() if importlib.util.find_spec(module)]
+    if not installed:
+        assert "lead_small" not in table[0]
+        return
+    trees = tune_defaults.tree_scores(Harness("t", quick=True, out_dir=tmp_path),
+                                      tune_defaults.selection_data(sets=("small",)))["small"]
+    best = max(trees, key=lambda label: trees[label].mean())
+    # One split, two seeds (0.90 and 0.91): the lead is their mean minus the best tree's score.
+    assert table[0]["lead_small"].startswith(f"{0.905 - trees[best][0]:+.4f} ± ")
+    assert table[0]["lead_small"].endswith(f"({best})")
+
 
 def test_sparse_relevance_folds_five_grades_into_three():
     from benchmarks.tune_defaults import sparse_relevance
