@@ -248,7 +248,6 @@ def selection_data(fold_seeds=(0,), sets=DATASETS):
     for name in ("letor", "letor_sparse"):
         makers[name + "_context"] = (lambda name: lambda: [
             tuple(query_context_view(*part) for part in split) for split in makers[name]()])(name)
-    for name in ("letor", "letor_sparse"):
         makers[name + "_narrow"] = (lambda name: lambda: [narrow_view(*split) for split in makers[name]()])(name)
     for name in ("small", "noisy", "medium", "copies"):  # synthetic problems in LETOR 4.0's form too
         makers[name + "_letor"] = (lambda name: lambda: [
@@ -409,10 +408,8 @@ def _large_problem(h, configurations, problem, seed):
         h.say(f"{problem} {label}: {score:.4f} in {seconds:.1f}s")
     lgb = h.peer("lightgbm")
     if lgb is not None:
-        model = lgb.LGBMRanker(n_jobs=1, verbose=-1)
-        order = np.argsort(q, kind="stable")
         started = time.perf_counter()
-        model.fit(X[order], y[order], group=np.unique(q, return_counts=True)[1])
+        model = _fit_lightgbm(lgb, 0, X, y, q)
         seconds = time.perf_counter() - started
         score = ndcg_score(yt, model.predict(Xt), groups=qt, k=10, ignore_ties=True)
         rows.append({"problem": problem, "rows": len(y), "model": "LGBMRanker()", "ndcg10": score,
@@ -659,13 +656,12 @@ def main(argv=None):
             model_seeds = None if args.model_seeds is None else [int(s) for s in args.model_seeds.split(",")]
             evaluate = Evaluator(args.out, fold_seeds, sets, model_seeds)
             rows = summary_rows(evaluate, args.estimator, configurations)
-            leads = {}
             if args.against_trees:
                 trees = tree_scores(h, evaluate.data)
                 for row, (_, params) in zip(rows, configurations):
                     for name, (best, lead, se) in lead_over_trees(evaluate(args.estimator, params), trees).items():
                         row[f"lead_{name}"] = f"{lead:+.4f} ± {se:.4f} ({best})"
-                        leads[name] = True
+            leads = [n for n in sets if any(f"lead_{n}" in row for row in rows)]
             h.table("Mean held-out NDCG@10 on the selection sets", rows, {
                 "estimator": "estimator", "configuration": "configuration",
                 **{n: n for n in sets}, "mean": lambda r: np.mean([r[n] for n in sets]),
