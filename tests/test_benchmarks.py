@@ -81,7 +81,6 @@ def test_synthetic_letor_sets_are_the_synthetic_sets_in_letor_form():
         assert set(np.unique(letor[1])) <= {0, 1, 2} and letor[0].min() >= 0 and letor[0].max() <= 1
 
 
-
 def test_query_context_view_appends_each_features_query_mean():
     from benchmarks.tune_defaults import query_context_view
 
@@ -113,6 +112,7 @@ def test_every_selection_set_has_its_model_seeds():
     from benchmarks.tune_defaults import DATASETS, EXTRA_SETS, SEEDS
 
     assert set(DATASETS + EXTRA_SETS) <= set(SEEDS)
+
 
 def test_copies_view_observes_each_feature_several_times_with_noise():
     from benchmarks.tune_defaults import copies_view
@@ -158,7 +158,6 @@ def test_study_query_weights_equalise_the_summed_pair_weights():
         np.testing.assert_array_equal(equalised.norms[~weighted], plain.norms[~weighted])
 
 
-
 def test_study_listnet_mix_adds_listnets_gradient_and_keeps_lambdaranks_cost():
     # The study-only mix of the twenty-third look: LambdaRank's lambdas plus
     # w times ListNet's softmax gradient on the same rows; costs unchanged;
@@ -186,6 +185,7 @@ def test_study_listnet_mix_adds_listnets_gradient_and_keeps_lambdaranks_cost():
     np.testing.assert_array_equal(mixed_cost, cost)
     assert np.abs(listwise).sum() > 0
 
+
 def test_study_encoding_variants_move_the_bin_edges_and_restore_the_package():
     # The twenty-fourth look's study-only keys: a fixed number of quantile
     # bins, and steps just inside each feature's lowest and highest edge,
@@ -206,7 +206,8 @@ def test_study_encoding_variants_move_the_bin_edges_and_restore_the_package():
     assert (_inputs.piecewise_bins, _inputs._distinct_edges) == package
     assert len(three.lower) == 3 + 3 and len(plain.lower) > len(three.lower)
     for j in range(2):
-        edges = np.r_[plain.lower[plain.source == j], plain.lower[plain.source == j][-1] + plain.width[plain.source == j][-1]]
+        lower, width = plain.lower[plain.source == j], plain.width[plain.source == j]
+        edges = np.r_[lower, lower[-1] + width[-1]]
         low = edges[0] + 0.01 * (edges[1] - edges[0])
         high = edges[-1] - 0.01 * (edges[-1] - edges[-2])
         np.testing.assert_allclose(stepped.lower[stepped.source == j], np.sort(np.r_[edges[:-1], low, high]))
