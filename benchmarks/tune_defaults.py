@@ -53,7 +53,9 @@ Selection data, raw features (no scaler: the rankers scale their own inputs):
   ``"piecewise_extreme_steps": s``, adds two edges per feature, a fraction ``s`` of the
   outer bins' widths inside the lowest and the highest edge, so that the training minimum
   and maximum (every query's 0 and 1 in LETOR's form) get inputs of their own (twenty-fourth
-  look).
+  look). A third, ``"piecewise_jitter": seed``, moves each encoding's inner edges to the
+  quantiles ``(t + u) / n_bins``, ``u`` drawn anew per encoding, so that a bag's members
+  bend at different places (twenty-fifth look).
 
 Study-only keys change LambdaRank's objective, in ``compare`` and ``large`` alike
 (none is a parameter of the package), from the seventeenth look: ``"query_weight_power": p`` scales
@@ -65,7 +67,10 @@ look's third key, ``"lambda_norm": true`` (each query's lambdas scaled as LightG
 ``lambdarank_norm`` does), became the parameter ``normalize_lambdas`` in the twenty-second.
 The twenty-third look's key ``"listnet_mix": w`` adds ``w`` times ListNet's softmax
 cross-entropy gradient (the ranker's ``sigma`` and ``gain``) to LambdaRank's lambdas; the
-costs, which the stopping rule reads, stay LambdaRank's.
+costs, which the stopping rule reads, stay LambdaRank's. The twenty-fifth look's optimizer key
+``"decoupled_decay": w`` (any ranker) shrinks the network's weights by ``1 - learning_rate * w``
+after every Adam step, weight decay outside Adam's per-coordinate scaling (AdamW), to weigh
+against ``alpha``'s L2 term, which goes through it.
 
 ``compare`` scores the given configurations (changes from the current defaults) on the
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
@@ -78,7 +83,9 @@ scaled views, twenty-second look), cached apart; with ``--no-yahoo`` it scores o
 as the twenty-first look's of the views scaled within queries); with ``--against-trees`` it
 also fits ``LGBMRanker()`` and ``XGBRanker()`` on the same splits and gives each configuration's
 lead over the better of them, paired by split, with a standard error over splits (the seeds
-sharing a split are not independent draws; twenty-fourth look). ``peers`` scores ``LGBMRanker()``,
+sharing a split are not independent draws; twenty-fourth look). The paired gain's standard error
+is over splits too (the splits' mean gains; before the twenty-fifth look it counted every fit as
+independent, which understates it when several seeds share a split). ``peers`` scores ``LGBMRanker()``,
 ``XGBRanker()`` and ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` on the same folds and
 seeds: the yardstick the defaults are measured against, without touching ``rank.test``.
 
@@ -99,6 +106,7 @@ import os
 import time
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -266,12 +274,9 @@ def fit_score(estimator, params, seed, train, held_out):
     import sklearn_ranknet
     from sklearn_ranknet.metrics import ndcg_score
 
-    params = dict(params)
-    encoding = {key: params.pop(key) for key in ENCODING_VARIANTS if key in params}
-    variant = {key: params.pop(key) for key in OBJECTIVE_VARIANTS if key in params}
+    params, variants = study_variants(params)
     model = getattr(sklearn_ranknet, ESTIMATORS[estimator])(random_state=seed, n_jobs=1, **params)
-    with _encoding_variant(**encoding), _objective_variant(**variant), \
-            warnings.catch_warnings(record=True) as caught:
+    with variants, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         started = time.perf_counter()
         model.fit(train[0], train[1], groups=train[2])
@@ -298,6 +303,10 @@ class Evaluator:
             return name
         return f"{name} model seeds {','.join(map(str, self.model_seeds))}"
 
+    def n_splits(self, name):
+        """Number of train/held-out splits of a set (each fitted once per seed)."""
+        return len(self.data[name])
+
     def __call__(self, estimator, params):
         """name -> scores of every set in ``self.sets``; a set missing from
         the cached entry is fitted and added to it."""
@@ -317,13 +326,19 @@ class Evaluator:
         return scores
 
 
-def compare(new, current):
+def compare(new, current, n_splits=None):
     """Per data set mean paired gain, the first set's (Yahoo's in ``search``)
-    standard error, the mean gain."""
+    standard error, the mean gain. With the first set's ``n_splits`` (its
+    fits are every split's seeds in a row), the standard error is over the
+    splits' mean gains: seeds fitted on one split share its test queries,
+    so counting them as independent understates it."""
     gains = {n: float(np.mean(np.subtract(new[n]["ndcg10"], current[n]["ndcg10"]))) for n in new}
     first = next(iter(new))
     d = np.subtract(new[first]["ndcg10"], current[first]["ndcg10"])
-    return gains, float(d.std(ddof=1) / np.sqrt(len(d))), float(np.mean(list(gains.values())))
+    if n_splits is not None:
+        d = d.reshape(n_splits, -1).mean(axis=1)
+    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan  # one split: unknown
+    return gains, float(se), float(np.mean(list(gains.values())))
 
 
 def search(evaluate, estimator, log):
@@ -334,7 +349,8 @@ def search(evaluate, estimator, log):
             if ONLY.get(name, estimator) != estimator:
                 continue
             current = evaluate(estimator, point)
-            scored = [(change, compare(evaluate(estimator, {**point, **change}), current)) for change in values]
+            scored = [(change, compare(evaluate(estimator, {**point, **change}), current, evaluate.n_splits("yahoo")))
+                      for change in values]
             change, (gains, se, mean_gain) = max(scored, key=lambda cs: cs[1][2])
             move = mean_gain > MIN_GAIN and gains["yahoo"] > -se and min(gains.values()) > -WORST_LOSS
             log.append({"estimator": estimator, "round": round_, "coordinate": name,
@@ -358,9 +374,10 @@ def summary_rows(evaluate, estimator, configurations):
         row = {"estimator": estimator, "configuration": label}
         for n in result:
             row[n] = float(np.mean(result[n]["ndcg10"]))
-        gains, se, _ = compare(result, first)
         first_set = next(iter(result))
-        row["first_gain"] = f"{gains[first_set]:+.4f} ± {se:.4f}" if i else ""
+        gains, se, _ = compare(result, first, evaluate.n_splits(first_set))
+        spread = f" ± {se:.4f}" if np.isfinite(se) else " (one split: no se)"
+        row["first_gain"] = f"{gains[first_set]:+.4f}{spread}" if i else ""
         row["fit_s"] = float(np.median([s for n in result for s in result[n]["fit_s"]]))
         row["warnings"] = int(sum(sum(result[n]["warnings"]) for n in result))
         rows.append(row)
@@ -392,12 +409,9 @@ def _large_problem(h, configurations, problem, seed):
     Xt, yt, qt = _synthetic(1000, test_seed, **shape)
     rows = []
     for label, (name, params) in configurations.items():
-        params = dict(params)
-        encoding = {key: params.pop(key) for key in ENCODING_VARIANTS if key in params}
-        variant = {key: params.pop(key) for key in OBJECTIVE_VARIANTS if key in params}
+        params, variants = study_variants(params)
         model = getattr(sklearn_ranknet, name)(random_state=seed, n_jobs=1, **params)
-        with _encoding_variant(**encoding), _objective_variant(**variant), \
-                warnings.catch_warnings(record=True) as caught:
+        with variants, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             started = time.perf_counter()
             model.fit(X, y, groups=q)
@@ -418,20 +432,31 @@ def _large_problem(h, configurations, problem, seed):
 
 
 #: Study-only configuration keys that change the piecewise encoding.
-ENCODING_VARIANTS = ("piecewise_bins", "piecewise_extreme_steps")
+ENCODING_VARIANTS = ("piecewise_bins", "piecewise_extreme_steps", "piecewise_jitter")
 
 
 @contextlib.contextmanager
-def _encoding_variant(piecewise_bins=None, piecewise_extreme_steps=None):
+def _encoding_variant(piecewise_bins=None, piecewise_extreme_steps=None, piecewise_jitter=None):
     """Every piecewise encoding fitted inside uses ``piecewise_bins`` bins
     (None: the rankers' size-aware default) and, with
     ``piecewise_extreme_steps=s``, two more edges per feature, a fraction
     ``s`` of the outer bins' widths inside the lowest and the highest edge:
     inputs that step from 0 to 1 as a value leaves the training minimum or
-    reaches the maximum (twenty-fourth look)."""
+    reaches the maximum (twenty-fourth look). With ``piecewise_jitter=seed``
+    the inner edges of each encoding fitted sit at the quantiles
+    ``(t + u) / n_bins`` instead of ``t / n_bins``, ``u`` uniform in (0, 1)
+    and drawn anew for every encoding (a stream seeded by ``seed``): the
+    members of a bag then bend at different places, one more bin each
+    (twenty-fifth look)."""
     from sklearn_ranknet import _inputs
 
-    bins, distinct = _inputs.piecewise_bins, _inputs._distinct_edges
+    bins, distinct, column_quantiles = _inputs.piecewise_bins, _inputs._distinct_edges, _inputs._column_quantiles
+    jitter = np.random.RandomState(piecewise_jitter)
+
+    def jittered(X, sample, levels):
+        n_bins = len(levels) - 1
+        inner = (np.arange(n_bins) + jitter.uniform()) / n_bins
+        return column_quantiles(X, sample, np.concatenate([[0.0], inner, [1.0]]))
 
     def with_steps(quantiles):
         edges = distinct(quantiles)
@@ -445,10 +470,12 @@ def _encoding_variant(piecewise_bins=None, piecewise_extreme_steps=None):
         _inputs.piecewise_bins = lambda n_rows: piecewise_bins
     if piecewise_extreme_steps is not None:
         _inputs._distinct_edges = with_steps
+    if piecewise_jitter is not None:
+        _inputs._column_quantiles = jittered
     try:
         yield
     finally:
-        _inputs.piecewise_bins, _inputs._distinct_edges = bins, distinct
+        _inputs.piecewise_bins, _inputs._distinct_edges, _inputs._column_quantiles = bins, distinct, column_quantiles
 
 
 #: Study-only configuration keys that change LambdaRank's objective.
@@ -507,6 +534,51 @@ def _objective_variant(query_weight_power=None, pair_weight_floor=None, listnet_
     finally:
         _objectives.LambdaRankObjective.__init__ = build
         _objectives.LambdaRankObjective.gradient = lambdas
+
+
+#: Study-only configuration keys that change the optimizer.
+OPTIMIZER_VARIANTS = ("decoupled_decay",)
+
+
+@contextlib.contextmanager
+def _optimizer_variant(decoupled_decay=None):
+    """With ``decoupled_decay=w``, every Adam step also shrinks the network's
+    weights (not its intercepts) by the factor ``1 - learning_rate * w``:
+    weight decay outside Adam's scaling (Loshchilov and Hutter, ICLR 2019,
+    "Decoupled Weight Decay Regularization"), where ``alpha``'s L2 term goes
+    through it and is scaled per coordinate with the gradient (twenty-fifth
+    look; give ``"alpha": 0`` to compare the two alone). No key: unchanged."""
+    from sklearn_ranknet import _optim
+
+    apply = _optim.Adam._apply
+
+    def decayed(optimizer, grads):
+        apply(optimizer, grads)
+        shrink = 1.0 - optimizer.learning_rate * decoupled_decay
+        for coefs in optimizer.params[: len(optimizer.params) // 2]:  # params: coefs + intercepts
+            coefs *= shrink
+
+    if decoupled_decay is None:
+        yield
+        return
+    with mock.patch.object(_optim.Adam, "_apply", decayed):
+        yield
+
+
+def study_variants(params):
+    """``params`` without the study-only keys (``ENCODING_VARIANTS``,
+    ``OBJECTIVE_VARIANTS``, ``OPTIMIZER_VARIANTS``), and one context in
+    which the package runs as those keys ask."""
+    params = dict(params)
+    taken = [{key: params.pop(key) for key in keys if key in params}
+             for keys in (ENCODING_VARIANTS, OBJECTIVE_VARIANTS, OPTIMIZER_VARIANTS)]
+
+    @contextlib.contextmanager
+    def variants():
+        with _encoding_variant(**taken[0]), _objective_variant(**taken[1]), _optimizer_variant(**taken[2]):
+            yield
+
+    return params, variants()
 
 
 def _grouped(X, y, q):  # the tree rankers want each query's rows together

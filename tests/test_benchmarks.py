@@ -220,6 +220,61 @@ def test_study_encoding_variants_move_the_bin_edges_and_restore_the_package():
         np.testing.assert_allclose(encoded[:, last] - encoded[0, last], [0, 0, 0, 1], atol=1e-12)
 
 
+def test_study_jittered_bins_move_the_inner_edges_by_a_fresh_draw_per_encoding():
+    from benchmarks.tune_defaults import _encoding_variant
+    from sklearn_ranknet import _inputs
+    from sklearn_ranknet._inputs import PiecewiseEncoding
+
+    X = np.linspace(0.0, 1.0, 1001)[:, None]  # its quantile at level p is p
+    quantiles = _inputs._column_quantiles
+    with _encoding_variant(piecewise_bins=4, piecewise_jitter=3):
+        first, second = PiecewiseEncoding.fit(X), PiecewiseEncoding.fit(X)
+    assert _inputs._column_quantiles is quantiles
+    draws = np.random.RandomState(3).uniform(size=2)
+    for encoding, u in zip((first, second), draws):
+        edges = np.r_[encoding.lower, encoding.lower[-1] + encoding.width[-1]]
+        np.testing.assert_allclose(edges, np.r_[0.0, (np.arange(4) + u) / 4, 1.0], atol=1e-12)
+
+
+def test_study_decoupled_decay_shrinks_the_weights_after_each_adam_step():
+    # The twenty-fifth look's study-only key: Adam's step as the package takes
+    # it, then the weights (not the intercepts) times 1 - learning_rate * w;
+    # the package restored afterwards.
+    from benchmarks.tune_defaults import study_variants
+    from sklearn_ranknet._optim import Adam
+
+    rng = np.random.default_rng(0)
+    start = [rng.normal(size=(3, 2)), rng.normal(size=(2, 1)), rng.normal(size=2), rng.normal(size=1)]
+    grads = [rng.normal(size=p.shape) for p in start]
+    plain = [p.copy() for p in start]
+    Adam(plain, 0.01).update(grads)
+    apply = Adam._apply
+    params, variants = study_variants({"alpha": 0.0, "decoupled_decay": 5.0})
+    decayed = [p.copy() for p in start]
+    with variants:
+        Adam(decayed, 0.01).update(grads)
+    assert Adam._apply is apply and params == {"alpha": 0.0}
+    for before, after in zip(plain[:2], decayed[:2]):
+        np.testing.assert_allclose(after, before * (1 - 0.01 * 5.0), rtol=1e-15)
+    for before, after in zip(plain[2:], decayed[2:]):
+        np.testing.assert_array_equal(after, before)
+
+
+def test_compare_takes_the_standard_error_over_splits_when_told_them():
+    from benchmarks.tune_defaults import compare
+
+    # Two splits, three seeds each (a split's seeds in a row), and a second set.
+    current = {"a": {"ndcg10": [0.80, 0.80, 0.80, 0.70, 0.70, 0.70]}, "b": {"ndcg10": [0.5, 0.5]}}
+    new = {"a": {"ndcg10": [0.81, 0.83, 0.82, 0.70, 0.72, 0.71]}, "b": {"ndcg10": [0.6, 0.4]}}
+    fits = np.array([0.01, 0.03, 0.02, 0.00, 0.02, 0.01])
+    gains, se, mean_gain = compare(new, current)
+    assert np.isclose(gains["a"], fits.mean()) and np.isclose(gains["b"], 0.0)
+    assert np.isclose(mean_gain, fits.mean() / 2)
+    assert np.isclose(se, fits.std(ddof=1) / np.sqrt(6))  # every fit counted as independent
+    _, by_split, _ = compare(new, current, n_splits=2)
+    assert np.isclose(by_split, np.std([0.02, 0.01], ddof=1) / np.sqrt(2))
+
+
 def test_lead_over_trees_pairs_each_splits_mean_over_seeds_with_the_best_tree():
     from benchmarks.tune_defaults import lead_over_trees
 
@@ -281,7 +336,8 @@ def test_study_compare_without_yahoo_scores_only_the_sets_given(tmp_path, monkey
     cache = json.loads((tmp_path / "tune_cache.json").read_text())
     assert all(set(scores) == {"small", "noisy"} for scores in cache.values())
     text = (tmp_path / "tune_compare.md").read_text()
-    assert "small gain over the first (± se)" in text and "+0.0200 ± 0.0000" in text
+    # One split of "small" (two seeds on it): no standard error over splits.
+    assert "small gain over the first (± se)" in text and "+0.0200 (one split: no se)" in text
 
 
 def test_study_compare_model_seeds_fit_every_split_with_them_and_cache_apart(tmp_path, monkeypatch):
