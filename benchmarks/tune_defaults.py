@@ -70,7 +70,10 @@ cross-entropy gradient (the ranker's ``sigma`` and ``gain``) to LambdaRank's lam
 costs, which the stopping rule reads, stay LambdaRank's. The twenty-fifth look's optimizer key
 ``"decoupled_decay": w`` (any ranker) shrinks the network's weights by ``1 - learning_rate * w``
 after every Adam step, weight decay outside Adam's per-coordinate scaling (AdamW), to weigh
-against ``alpha``'s L2 term, which goes through it.
+against ``alpha``'s L2 term, which goes through it; its noise key ``"raw_input_noise": s`` draws
+each training step's input noise on the raw features (``s`` times each feature's standard
+deviation) before the encoding, instead of on the encoded inputs (give a nonzero
+``input_noise`` with it; ``n_jobs=1`` only).
 
 ``compare`` scores the given configurations (changes from the current defaults) on the
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
@@ -565,17 +568,58 @@ def _optimizer_variant(decoupled_decay=None):
         yield
 
 
+#: Study-only configuration keys that change where the input noise is drawn.
+NOISE_VARIANTS = ("raw_input_noise",)
+
+
+@contextlib.contextmanager
+def _noise_variant(raw_input_noise=None):
+    """With ``raw_input_noise=s``, each training step draws its noise on the
+    features *before* the encoding: every raw value plus Gaussian noise of
+    ``s`` times its feature's standard deviation over the training rows,
+    then encoded, in place of noise on each encoded input (a smoothing of
+    each feature's learnt curve rather than a ridge in the encoded inputs;
+    twenty-fifth look). The ranker's ``input_noise`` must be nonzero for
+    any noise to be drawn; its value is then unused. For ``n_jobs=1`` only:
+    a block's raw rows reach the noise through the ranker. No key:
+    unchanged."""
+    from sklearn_ranknet import _training
+
+    if raw_input_noise is None:
+        yield
+        return
+    features = _training.TrainingSet.features
+
+    def keeping_raw_rows(data, ranker, positions):
+        if not hasattr(ranker, "_raw_spread"):
+            ranker._raw_spread = np.asarray(data.X, dtype=float).std(axis=0)
+        ranker._raw_rows = np.asarray(data.X[data.rows[positions]], dtype=float)
+        return features(data, ranker, positions)
+
+    def noise_before_encoding(ranker, rows, noise, generator):
+        raw = ranker._raw_rows
+        noised = raw + generator.standard_normal(raw.shape) * (raw_input_noise * ranker._raw_spread)
+        return ranker._network_rows(noised, slice(None))
+
+    with mock.patch.object(_training.TrainingSet, "features", keeping_raw_rows), \
+            mock.patch.object(_training, "_with_input_noise", noise_before_encoding):
+        yield
+
+
 def study_variants(params):
     """``params`` without the study-only keys (``ENCODING_VARIANTS``,
-    ``OBJECTIVE_VARIANTS``, ``OPTIMIZER_VARIANTS``), and one context in
-    which the package runs as those keys ask."""
+    ``OBJECTIVE_VARIANTS``, ``OPTIMIZER_VARIANTS``, ``NOISE_VARIANTS``), and
+    one context in which the package runs as those keys ask."""
     params = dict(params)
-    taken = [{key: params.pop(key) for key in keys if key in params}
-             for keys in (ENCODING_VARIANTS, OBJECTIVE_VARIANTS, OPTIMIZER_VARIANTS)]
+    families = {_encoding_variant: ENCODING_VARIANTS, _objective_variant: OBJECTIVE_VARIANTS,
+                _optimizer_variant: OPTIMIZER_VARIANTS, _noise_variant: NOISE_VARIANTS}
+    taken = {variant: {key: params.pop(key) for key in keys if key in params} for variant, keys in families.items()}
 
     @contextlib.contextmanager
     def variants():
-        with _encoding_variant(**taken[0]), _objective_variant(**taken[1]), _optimizer_variant(**taken[2]):
+        with contextlib.ExitStack() as stack:
+            for variant, keys in taken.items():
+                stack.enter_context(variant(**keys))
             yield
 
     return params, variants()

@@ -260,6 +260,33 @@ def test_study_decoupled_decay_shrinks_the_weights_after_each_adam_step():
         np.testing.assert_array_equal(after, before)
 
 
+def test_study_raw_input_noise_is_drawn_on_the_features_before_the_encoding():
+    # The twenty-fifth look's study-only key: a training block's noise is
+    # drawn on its raw rows (scaled by each feature's spread), then encoded;
+    # the package restored afterwards.
+    import warnings
+
+    from benchmarks.tune_defaults import study_variants
+    from sklearn_ranknet import LambdaRankRanker, _training
+    from sklearn_ranknet.datasets import make_ranking
+
+    X, y, groups = make_ranking(20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # two epochs: a ConvergenceWarning
+        ranker = LambdaRankRanker(max_iter=2, random_state=0).fit(X, y, groups=groups)
+    data = _training.TrainingSet.from_input(X, y, groups, ranker._make_objective)
+    package = (_training.TrainingSet.features, _training._with_input_noise)
+    _, variants = study_variants({"raw_input_noise": 0.5})
+    with variants:
+        encoded = data.features(ranker, np.arange(7))
+        noised = _training._with_input_noise(ranker, encoded, None, np.random.default_rng(1))
+    assert (_training.TrainingSet.features, _training._with_input_noise) == package
+    raw = X[data.rows[:7]] + np.random.default_rng(1).standard_normal((7, X.shape[1])) * (0.5 * X.std(axis=0))
+    np.testing.assert_allclose(noised, ranker._network_rows(raw, slice(None)), rtol=1e-12)
+    np.testing.assert_allclose(encoded, ranker._network_rows(X, data.rows[:7]), rtol=1e-12)
+    assert not np.allclose(noised, encoded)
+
+
 def test_compare_takes_the_standard_error_over_splits_when_told_them():
     from benchmarks.tune_defaults import compare
 
