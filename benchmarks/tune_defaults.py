@@ -338,10 +338,18 @@ def compare(new, current, n_splits=None):
     gains = {n: float(np.mean(np.subtract(new[n]["ndcg10"], current[n]["ndcg10"]))) for n in new}
     first = next(iter(new))
     d = np.subtract(new[first]["ndcg10"], current[first]["ndcg10"])
-    if n_splits is not None:
-        d = d.reshape(n_splits, -1).mean(axis=1)
-    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan  # one split: unknown
-    return gains, float(se), float(np.mean(list(gains.values())))
+    _, se = mean_by_split(d, len(d) if n_splits is None else n_splits)
+    return gains, se, float(np.mean(list(gains.values())))
+
+
+def mean_by_split(differences, n_splits):
+    """Mean and standard error over ``n_splits`` splits of per-fit paired
+    ``differences`` listed split by split (a split's seeds in a row): each
+    split's mean first, so that seeds sharing a split's test queries do not
+    count as independent draws. The standard error is nan for one split."""
+    per_split = np.reshape(differences, (n_splits, -1)).mean(axis=1)
+    se = per_split.std(ddof=1) / np.sqrt(n_splits) if n_splits > 1 else np.nan  # one split: unknown
+    return float(per_split.mean()), float(se)
 
 
 def search(evaluate, estimator, log):
@@ -673,9 +681,9 @@ def lead_over_trees(result, trees):
         if not tree:
             continue
         best = max(tree, key=lambda label: tree[label].mean())
-        per_split = np.reshape(result[name]["ndcg10"], (len(tree[best]), -1)).mean(axis=1) - tree[best]
-        se = per_split.std(ddof=1) / np.sqrt(len(per_split)) if len(per_split) > 1 else np.nan  # one split: unknown
-        leads[name] = (best, float(per_split.mean()), float(se))
+        n_splits = len(tree[best])
+        per_fit = np.reshape(result[name]["ndcg10"], (n_splits, -1)) - tree[best][:, None]
+        leads[name] = (best, *mean_by_split(per_fit, n_splits))
     return leads
 
 
