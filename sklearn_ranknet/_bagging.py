@@ -183,6 +183,9 @@ class BaggingRanker(BaseEstimator):
     def fit(self, X, y, groups=None, sample_weight=None):
         """Fit ``n_estimators`` clones of the estimator.
 
+        A call that raises leaves the ensemble as it was before it: unfitted,
+        or with the members it had.
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
@@ -203,14 +206,17 @@ class BaggingRanker(BaseEstimator):
         self : object
             The fitted ensemble.
         """
-        for name in ("estimator_", "estimators_", "n_features_in_", "feature_names_in_"):
-            self.__dict__.pop(name, None)
+        fitted = ("estimator_", "estimators_", "n_features_in_", "feature_names_in_")
+        before = {name: self.__dict__[name] for name in fitted if name in self.__dict__}
         try:
             return self._fit(X, y, groups, sample_weight)
         except BaseException:
-            # No half-fitted ensemble may pass check_is_fitted.
-            for name in ("estimator_", "estimators_", "n_features_in_", "feature_names_in_"):
+            # As the rankers: the ensemble it had, or none (no half-fitted
+            # ensemble may pass check_is_fitted). _fit replaces the members
+            # only at its end and never changes the old ones.
+            for name in fitted:
                 self.__dict__.pop(name, None)
+            self.__dict__.update(before)
             raise
 
     def _fit(self, X, y, groups, sample_weight):

@@ -275,6 +275,13 @@ class BaseRanker(BaseEstimator):
         -------
         scores : ndarray of shape (n_samples,)
             Pointwise scores: no query ids are needed to predict.
+
+        Raises
+        ------
+        ValueError
+            If a score is not finite: rows far outside the training range
+            can overflow the network's arithmetic when the inputs are not
+            bounded (``feature_scaling="standard"``, ``"log1p"`` or ``None``).
         """
         check_is_fitted(self, "coefs_")
         features = split_query_column(X, self.query_column)[0]
@@ -288,14 +295,14 @@ class BaseRanker(BaseEstimator):
         )
         coefs, intercepts = self._network_params(X)
         if self._input_scaling is None or (stays_sparse(X) and self._input_scaling.kind == "standard"):
-            return _network.predict_scores(X, coefs, intercepts, self.activation)
+            return _finite_scores(_network.predict_scores(X, coefs, intercepts, self.activation))
         # Scaled rows are a copy: one block at a time.
         step = block_rows(max(X.shape[1], self._input_scaling.n_inputs))
         scores = [
             _network.predict_scores(self._network_rows(X, slice(start, start + step)), coefs, intercepts, self.activation)
             for start in range(0, X.shape[0], step)
         ]
-        return np.concatenate(scores)
+        return _finite_scores(np.concatenate(scores))
 
     def _network_params(self, X):
         """The parameters the network runs with on rows of ``X`` (see
@@ -717,6 +724,23 @@ def _by_training_rows(choices, n_rows):
     return small if n_rows is not None and n_rows < AUTO_EARLY_STOPPING_ROWS else large
 
 
+def _finite_scores(scores):
+    """``scores``, or an error if any is NaN or infinite: finite rows far
+    outside the training range (say 1e300 where the training rows held
+    units) can overflow the network's products, and a NaN or infinite score
+    would rank silently wrong, or fail later in a metric."""
+    finite = np.isfinite(scores)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        raise ValueError(
+            f"{len(bad)} of {len(scores)} scores are not finite (the first at row {bad[0]}): "
+            "the network's arithmetic overflowed on features far outside the range it was "
+            "trained on. Check those rows for extreme values; feature_scaling='piecewise' (the "
+            "default) bounds every input by the training range."
+        )
+    return scores
+
+
 def score_by_query(ranker, X, y, groups, sample_weight, scoring_ranker):
     """Mean NDCG@10 by query of ``ranker``'s scores (the rankers' and
     BaggingRanker's ``score``): query ids from ``groups`` or the query
@@ -729,16 +753,17 @@ def score_by_query(ranker, X, y, groups, sample_weight, scoring_ranker):
     scores = ranker._predict_features(X)
     check_groups_for_score(groups, len(scores), type(ranker).__name__)
     gain = getattr(scoring_ranker, "gain", "exponential")
-    try:
-        labels = float_column(y, "y")
-    except (TypeError, ValueError):
-        labels = None  # ndcg_score says what is wrong with them
-    if labels is not None and np.isfinite(labels).all():
-        # ndcg_score's advice, gain="linear", is no parameter of RankNet's.
-        check_relevance_labels(
-            labels, exponential_gain=gain == "exponential", input_name="y", remedy=label_remedy(scoring_ranker)
-        )
-    return ndcg_score(y, scores, groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight)
+    # Checked here, not by ndcg_score, whose errors name its own arguments
+    # (y_true, y_score) rather than the caller's.
+    labels = float_column(y, "y")
+    if len(labels) != len(scores):
+        raise ValueError(f"y has {len(labels)} rows but X has {len(scores)}; give one label per row of X.")
+    assert_all_finite(labels, input_name="y")
+    # ndcg_score's advice, gain="linear", is no parameter of RankNet's.
+    check_relevance_labels(
+        labels, exponential_gain=gain == "exponential", input_name="y", remedy=label_remedy(scoring_ranker)
+    )
+    return ndcg_score(labels, scores, groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight)
 
 
 def check_groups_for_score(groups, n_samples, owner):

@@ -109,7 +109,7 @@ def _last_hidden_forward(Z, intercept, out_weights, out_intercept, code, scores)
         for j in range(Z.shape[1]):
             z = Z[i, j] + intercept[j]
             if code == 3:
-                z = z if z > 0 else zero
+                z = zero if z <= 0 else z  # NaN stays NaN, as in np.maximum
             elif code == 2:
                 z = np.tanh(z)
             elif code == 1:

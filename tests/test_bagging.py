@@ -393,15 +393,36 @@ def test_not_fitted_raises():
         BaggingRanker().score(X, y, groups=qid)
 
 
-def test_failed_fit_leaves_no_model():
+def test_failed_first_fit_leaves_no_model():
     X, y, qid = _small()
-    bag = BaggingRanker(_ranker(), n_estimators=2, bootstrap=True, random_state=0).fit(X, y, groups=qid)
+    bag = BaggingRanker(_ranker(), n_estimators=2, bootstrap=True, random_state=0)
     with pytest.raises(ValueError, match="groups has"):
         bag.fit(X, y, groups=qid[:-1])
     for name in ("estimators_", "estimator_", "n_features_in_"):
         assert not hasattr(bag, name)
     with pytest.raises(NotFittedError):
         bag.predict(X)
+
+
+@pytest.mark.parametrize("failure", ["groups", "member"])
+def test_failed_refit_keeps_the_previous_ensemble(failure):
+    """As the rankers: a refit that raises, before the members are fitted
+    (its groups) or in a member's fit (a negative label, after validate_data
+    has read the new X), leaves the ensemble it had."""
+    X, y, qid = _small()
+    bag = BaggingRanker(_ranker(), n_estimators=2, random_state=0).fit(X, y, groups=qid)
+    members, scores = bag.estimators_, bag.predict(X)
+    wider = np.hstack([X, X[:, :1]])  # a refit on other data, had it succeeded
+    bad_y = y.astype(float).copy()
+    bad_y[0] = -1.0
+    with pytest.raises(ValueError, match="groups has" if failure == "groups" else "negative"):
+        if failure == "groups":
+            bag.fit(wider, y, groups=qid[:-1])
+        else:
+            bag.fit(wider, bad_y, groups=qid)
+    assert bag.estimators_ is members
+    assert bag.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(bag.predict(X), scores)
 
 
 def test_default_estimator_and_dataframe_feature_names():

@@ -35,7 +35,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _jit, _network, _training
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
@@ -1357,6 +1357,41 @@ def test_feature_count_mismatch_at_predict():
             ranker.score(X, y, groups=qid[:-1])
         with pytest.raises(ValueError, match="0 sample"):
             ranker.predict(X[:0])
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+def test_score_names_the_callers_arguments(cls):
+    """score(X, y, groups) is checked in the caller's terms, as fit is, not
+    in those of the metric it calls (y_true, y_score)."""
+    X, y, qid = _small(8)
+    ranker = cls(max_iter=2, random_state=0, **FAST).fit(X, y, groups=qid)
+    bag = BaggingRanker(cls(max_iter=2, **FAST), n_estimators=2, random_state=0).fit(X, y, groups=qid)
+    with_nan = y.astype(float)
+    with_nan[3] = np.nan
+    for model in (ranker, bag):
+        with pytest.raises(ValueError, match=rf"^y has {len(y) - 1} rows but X has {len(y)}; give one label"):
+            model.score(X, y[:-1], groups=qid)
+        with pytest.raises(ValueError, match="^Input y contains NaN"):
+            model.score(X, with_nan, groups=qid)
+
+
+@pytest.mark.parametrize("activation", ["identity", "tanh", "relu"])
+def test_predict_refuses_scores_that_overflowed(activation):
+    """Finite rows far outside the training range overflow the network's
+    arithmetic when the inputs are standardized (not bounded): an error that
+    says so, not NaN or infinite scores. The default encoding bounds every
+    input by the training range, so the same rows score finitely."""
+    X, y, qid = _small(8)
+    X *= 1e-3  # standard deviations of 1e-3: 1e308 standardizes beyond float64's range
+    extreme = np.vstack([X[:2], np.full(X.shape[1], 1e308), np.full(X.shape[1], -1e308)])
+    ranker = LambdaRankRanker(feature_scaling="standard", activation=activation, max_iter=2, random_state=0,
+                              **FAST).fit(X, y, groups=qid)
+    for model in (ranker, BaggingRanker(ranker, n_estimators=2, random_state=0).fit(X, y, groups=qid)):
+        with pytest.raises(ValueError, match=r"^2 of 4 scores are not finite \(the first at row 2\)"):
+            model.predict(extreme)
+    np.testing.assert_array_equal(ranker.predict(extreme[:2]), ranker.predict(X[:2]))
+    bounded = LambdaRankRanker(max_iter=2, random_state=0, **FAST).fit(X, y, groups=qid)
+    assert np.isfinite(bounded.predict(extreme)).all()
 
 
 def test_predict_before_fit():

@@ -406,3 +406,25 @@ def test_fused_last_hidden_layer_matches_the_textbook_passes(activation, hidden,
     for got_grad, grad in zip(got_coefs + got_intercepts, coef_grads + intercept_grads):
         assert got_grad.dtype == dtype and got_grad.shape == grad.shape
         np.testing.assert_allclose(got_grad, grad, **tol)
+
+
+@pytest.mark.parametrize("hidden", HIDDEN[1:], ids=str)
+@pytest.mark.parametrize("activation", ACTS)
+def test_non_finite_inputs_give_non_finite_scores(activation, hidden):
+    """A row whose pre-activations are NaN (infinite inputs meeting weights
+    of both signs) scores NaN, as the layer-by-layer definition
+    (np.maximum for relu) does: the fused last layer must not turn NaN into
+    a finite score, which would rank the row silently. Finite rows are
+    unaffected."""
+    X = _data(6, sparse=False, seed=3)
+    X[2] = np.inf
+    X[4] = -np.inf
+    coefs, intercepts = _params(hidden, activation, seed=4, scale=2.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        expected = _textbook_forward_backward(X, coefs, intercepts, activation, np.zeros(6))[0]
+        got = predict_scores(X, coefs, intercepts, activation)
+        forward_scores = forward(X, coefs, intercepts, activation)[0]
+    assert not np.isfinite(expected[[2, 4]]).any()  # the definition's own verdict
+    np.testing.assert_array_equal(np.isfinite(got), np.isfinite(expected))
+    np.testing.assert_array_equal(forward_scores, got)
+    np.testing.assert_allclose(got[[0, 1, 3, 5]], expected[[0, 1, 3, 5]], rtol=1e-12, atol=1e-12)
