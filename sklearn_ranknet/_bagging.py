@@ -52,7 +52,8 @@ class BaggingRanker(BaseEstimator):
     every ``random_state`` parameter (nested ones too, e.g. inside a
     Pipeline) is set to its own seed drawn from ``random_state``. With
     ``bootstrap=True`` each member trains on as many queries as the data
-    has, drawn with replacement; a query drawn twice becomes two queries.
+    has of positive weight, drawn with replacement from those; a query
+    drawn twice becomes two queries.
     ``predict`` is the mean of the members' scores.
 
     Parameters
@@ -65,8 +66,9 @@ class BaggingRanker(BaseEstimator):
         Number of members.
     bootstrap : bool, default=False
         Train each member on a bootstrap sample of whole queries (drawn with
-        replacement, as many as there are queries) instead of on all of
-        them. Copies of a query drawn more than once get distinct query ids.
+        replacement, as many as there are queries; with ``sample_weight``,
+        as many as there are of positive weight, drawn from those) instead
+        of on all of them. Copies of a query drawn more than once get distinct query ids.
         Without ``groups`` all rows form one query and the sample is the
         whole data.
     n_jobs : int, default=None

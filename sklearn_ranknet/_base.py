@@ -202,7 +202,10 @@ class BaseRanker(BaseEstimator):
             LightGBM's rankers. ``None`` weighs queries equally. Weights
             are relative: a common factor changes nothing (the ``alpha``
             penalty counts the queries with a positive weight, not their
-            total weight).
+            total weight). A query of weight 0 is as if left out of what
+            follows the data (the input scaling's statistics and the "auto"
+            values); it only shares the minibatches, and so the random
+            draws, of the others.
 
         Returns
         -------
@@ -425,8 +428,9 @@ class BaseRanker(BaseEstimator):
             y, exponential_gain=self._uses_exponential_gain(), input_name="y", remedy=label_remedy(self)
         )
         _warn_if_no_groups(groups, len(y), method, stacklevel=5)  # the caller of fit or partial_fit
-        self._resolve_objective_options(None if method == "partial_fit" else len(y))
         data = TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
+        # Before the objective is first built (data.objective builds it).
+        self._resolve_objective_options(None if method == "partial_fit" else len(data.weighted.rows))
         warn_if_nothing_to_learn(query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=5)
         return data
 
@@ -439,13 +443,14 @@ class BaseRanker(BaseEstimator):
             self._check_solver_options(incremental)
             if not first_call:
                 self._check_same_network()
-            query_scaled = self._small_and_query_scaled(data, incremental)
-            self.input_noise_ = self._input_noise(data, incremental, query_scaled)
+            # What follows the data reads its queries of positive weight only.
+            query_scaled = self._small_and_query_scaled(data.weighted, incremental)
+            self.input_noise_ = self._input_noise(data.weighted, incremental, query_scaled)
             if first_call:
-                self._fit_input_scaling(data)
+                self._fit_input_scaling(data.weighted)
                 n_inputs = data.X.shape[1] if self._input_scaling is None else self._input_scaling.n_inputs
                 coefs, intercepts = _network.init_params(
-                    n_inputs, self._hidden_layer_sizes(None if incremental else len(data.rows), query_scaled),
+                    n_inputs, self._hidden_layer_sizes(None if incremental else len(data.weighted.rows), query_scaled),
                     self.activation, self._random_state,
                 )
                 # float32 input trains in float32, as in MLPRegressor.

@@ -133,10 +133,11 @@ class Shard:
                     "contrasts": (nothing, nothing)}
         data = self.data
         edge_sample = moments = None
-        if scaling_kind == "piecewise":
-            edge_sample = data.X[data.rows[:: -(-len(data.rows) // edge_rows)]]
-        elif scaling_kind is not None:
-            moments = feature_moments(scaling_kind, data.X, data.rows)
+        weighed = data.weighted.rows  # as in memory: queries of weight 0 do not count
+        if len(weighed) and scaling_kind == "piecewise":
+            edge_sample = data.X[weighed[:: -(-len(weighed) // edge_rows)]]
+        elif len(weighed) and scaling_kind is not None:
+            moments = feature_moments(scaling_kind, data.X, weighed)
         return {
             "ids": self.query_ids,
             "sizes": np.diff(data.offsets),
@@ -344,6 +345,13 @@ class QueryTable:
     def n_rows(self):
         return int(self.offsets[-1])
 
+    @property
+    def weighted(self):
+        """The queries of positive weight, as ``TrainingSet.weighted``."""
+        if self.weights is None or self.weights.all():
+            return self
+        return self.subset(np.flatnonzero(self.weights))
+
     def subset(self, queries, make_objective=None):
         queries = np.asarray(queries, dtype=np.int64)
         return QueryTable(
@@ -498,15 +506,16 @@ class _Plan:
         # The in-memory warning, from every partition's queries.
         warn_if_nothing_to_learn(table.contrasts, np.diff(table.offsets), table.weights, "fit", stacklevel=5)
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
+        weighed = table.weighted  # the "auto" values' size, as in memory
         if first_call:
-            scaling = _global_scaling(ranker, client, shards, summaries, self.dtype)
-            _initialize(ranker, scaling, self.dtype, table.n_rows)
-        self.n_rows = table.n_rows
-        early_stopping = ranker._uses_early_stopping(table.n_rows, len(weighted_queries(table)), False)
+            scaling = _global_scaling(ranker, summaries, self.dtype, weighed.n_rows)
+            _initialize(ranker, scaling, self.dtype, weighed.n_rows)
+        self.n_rows = weighed.n_rows
+        early_stopping = ranker._uses_early_stopping(weighed.n_rows, len(weighted_queries(table)), False)
         self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
         self.loss = _loss_sample(self.train, ranker._random_state, None)
-        ranker._l2 = _l2_strength(ranker, self.train, table.n_rows)
-        self.step = ranker._learning_rate(table.n_queries)
+        ranker._l2 = _l2_strength(ranker, self.train, weighed.n_rows)
+        self.step = ranker._learning_rate(weighed.n_queries)
         self.shards = [
             client.submit(
                 split_shard, shard, self.train.local_queries(i),
@@ -542,18 +551,17 @@ class _Plan:
         return value, float(np.average(scores, weights=self.val.weights))
 
 
-def _global_scaling(ranker, client, shards, summaries, dtype):
-    """The input scaling of all shards' rows: their merged feature moments,
-    or for ``"piecewise"`` the bin edges and the encoded inputs' moments of
-    the shards' pooled samples (as in memory, from at most
-    ``EDGE_SAMPLE_ROWS`` rows)."""
+def _global_scaling(ranker, summaries, dtype, n_rows):
+    """The input scaling of all shards' rows of positive weight (``n_rows``
+    of them): their merged feature moments, or for ``"piecewise"`` the bin
+    edges and the encoded inputs' moments of the shards' pooled samples (as
+    in memory, from at most ``EDGE_SAMPLE_ROWS`` rows)."""
     kind = ranker.feature_scaling
     if kind is None:
         return None
     encoding = None
     if kind == "piecewise":
         samples = [s["edge_sample"] for s in summaries if s["edge_sample"] is not None]
-        n_rows = sum(int(s["sizes"].sum()) for s in summaries)
         sample = np.concatenate(samples).astype(dtype, copy=False)
         encoding = PiecewiseEncoding.fit(sample, n_bins=piecewise_bins(n_rows))
         shard_moments_list = [feature_moments(kind, sample, None, encoding)]

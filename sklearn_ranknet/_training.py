@@ -67,13 +67,28 @@ class TrainingSet:
     offsets : ndarray of shape (n_queries + 1,)
     weights : ndarray of shape (n_queries,) or None
         Query weights (``sample_weight``); ``None`` weighs queries equally.
-    objective : objective built for these queries
+    objective : objective built for these queries (on first use, so that
+        the ranker can resolve its options for the data's size first)
     """
 
     def __init__(self, X, rows, y, offsets, make_objective, weights=None):
         self.X, self.rows, self.y, self.offsets = X, rows, y, offsets
         self.weights = weights
-        self.objective = make_objective(y, offsets)
+        self._make_objective = make_objective
+
+    @cached_property
+    def objective(self):
+        return self._make_objective(self.y, self.offsets)
+
+    @cached_property
+    def weighted(self):
+        """This set's queries of positive weight (the set itself when every
+        query has one): what the ranker's choices that follow the data read
+        (the input scaling's statistics, the "auto" values), so that a query
+        of weight 0 is as if left out, as scikit-learn's weights are."""
+        if self.weights is None or self.weights.all():
+            return self
+        return self.subset(np.flatnonzero(self.weights), self._make_objective)
 
     @classmethod
     def from_input(cls, X, y, groups, make_objective, sample_weight=None):
@@ -239,20 +254,21 @@ def _l2_strength(ranker, data, n_rows):
 def fit_stochastic(ranker, data, incremental):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
     or until the loss (or the validation NDCG) stops improving."""
-    early_stopping = ranker._uses_early_stopping(len(data.rows), len(weighted_queries(data)), incremental)
-    query_scaled = ranker._small_and_query_scaled(data, incremental)
+    n_rows = len(data.weighted.rows)  # the "auto" values' size: weighed rows only
+    early_stopping = ranker._uses_early_stopping(n_rows, len(weighted_queries(data)), incremental)
+    query_scaled = ranker._small_and_query_scaled(data.weighted, incremental)
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
-    monitor = EpochMonitor(ranker, early_stopping, ranker._patience(len(data.rows)))
+    monitor = EpochMonitor(ranker, early_stopping, ranker._patience(n_rows))
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)
     params = ranker.coefs_ + ranker.intercepts_  # the optimizer updates these arrays in place
     if not hasattr(ranker, "_optimizer"):
-        step = ranker._learning_rate(None if incremental else data.n_queries, query_scaled)
+        step = ranker._learning_rate(None if incremental else data.weighted.n_queries, query_scaled)
         if ranker.solver == "sgd":
             ranker._optimizer = SGD(params, step, momentum=ranker.momentum)
         else:
             ranker._optimizer = Adam(params, step)
     averaging = _weight_average(ranker, params, ranker._ema_momentum(early_stopping))
-    ranker._l2 = _l2_strength(ranker, train, None if incremental else len(data.rows))
+    ranker._l2 = _l2_strength(ranker, train, None if incremental else n_rows)
     batch_size = ranker._batch_size(train.n_queries, query_scaled)
     n_threads = ranker._n_threads()
     steps_per_epoch = -(-train.n_queries // batch_size)
@@ -494,7 +510,7 @@ def fit_lbfgs(ranker, data):
     """L-BFGS-B on the whole objective (RankNet only)."""
     sizes = _network.layer_sizes(ranker.coefs_[0].shape[0], ranker._hidden_layer_sizes())  # encoded inputs
     n_queries = data.n_queries
-    ranker._l2 = _l2_strength(ranker, data, len(data.rows))
+    ranker._l2 = _l2_strength(ranker, data, len(data.weighted.rows))
     all_queries = np.arange(n_queries)
     positions = np.arange(len(data.rows))
     # Full batches run on the caller's rows in their own order: the scores

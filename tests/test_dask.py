@@ -335,6 +335,36 @@ def test_auto_width_follows_the_rows_of_all_partitions(client, data, monkeypatch
         assert ranker.coefs_[0].shape[1] == in_memory.coefs_[0].shape[1] == width[0]
 
 
+@pytest.mark.parametrize("kind", ["standard", "piecewise"])
+def test_queries_of_weight_0_leave_the_scaling_and_the_sizes_as_in_memory(client, data, kind, monkeypatch):
+    # As in memory: the input scaling and the "auto" values that follow the
+    # data's size read the queries of positive weight only. The weight-0
+    # queries here (a whole partition of them among others) are far out,
+    # and their rows alone cross the width's row threshold.
+    from sklearn_ranknet import _base
+
+    X, y, qid = data
+    X = X.copy()
+    chunks = whole_query_chunks(qid, 4)
+    zero = np.arange(len(X)) < chunks[0]
+    X[zero] *= 100.0
+    weights = np.where(zero, 0.0, 1.0 + (qid % 2))
+    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", int((~zero).sum()) + 1)
+    params = {**QUICK, "feature_scaling": kind, "hidden_layer_sizes": "auto", "max_iter": 1}
+    dX, dy, dq, dw = chunked(X, y, qid, weights, chunks=chunks)
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq, sample_weight=dw)
+    in_memory = quiet_fit(LambdaRankRanker(**params), X, y, groups=qid, sample_weight=weights)
+    without = quiet_fit(LambdaRankRanker(**params), X[~zero], y[~zero], groups=qid[~zero])
+    for model in (ranker, in_memory):
+        np.testing.assert_allclose(model.feature_mean_, without.feature_mean_, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(model.feature_scale_, without.feature_scale_, rtol=1e-12)
+        assert model.coefs_[0].shape == without.coefs_[0].shape
+        assert model.coefs_[0].shape[1] == LambdaRankRanker._AUTO_HIDDEN_LAYER_SIZES[0][0]
+        if kind == "piecewise":
+            for got, want in zip(model.bin_edges_, without.bin_edges_):
+                np.testing.assert_array_equal(got, want)
+
+
 def test_auto_input_noise_is_none_on_dask_and_a_number_reaches_the_workers(client, data):
     # "auto" is measured on small in-memory data; on Dask it means 0.
     X, y, qid = data

@@ -132,6 +132,24 @@ def test_unit_weights_train_the_unweighted_model(Ranker):
     assert_same_training(scaled.predict(X), plain.predict(X))
 
 
+def _with_outlying_queries(X, y, qid, n_queries=6, seed=1):
+    """The rows plus ``n_queries`` more, unlike the rest: features 50 times
+    as spread, each row's features one value repeated (perfectly redundant,
+    which would turn input_noise="auto" on), and rows enough to move the
+    row-count thresholds of the "auto" values. They are the queries given
+    weight 0 below, and the flag says which rows they are."""
+    rng = np.random.default_rng(seed)
+    extra_X, extra_y, extra_q = [], [], []
+    for j in range(n_queries):
+        n = 12
+        extra_X.append(np.repeat(50 * rng.standard_normal((n, 1)), X.shape[1], axis=1))
+        extra_y.append(rng.integers(0, 5, n).astype(float))
+        extra_q.append(np.full(n, qid.max() + 1 + j))
+    flag = np.r_[np.zeros(len(y), bool), np.ones(12 * n_queries, bool)]
+    return np.vstack([X, *extra_X]), np.concatenate([y, *extra_y]), np.concatenate([qid, *extra_q]), flag
+
+
+@pytest.mark.parametrize("feature_scaling", [None, "standard", "piecewise"])
 @pytest.mark.parametrize(
     "Ranker, params",
     [
@@ -140,19 +158,42 @@ def test_unit_weights_train_the_unweighted_model(Ranker):
         (LambdaRankRanker, dict(batch_size=1000)),
     ],
 )
-def test_weight_zero_is_leaving_the_query_out(Ranker, params):
+def test_weight_zero_is_leaving_the_query_out(Ranker, params, feature_scaling):
     """With one full batch per step, a weight-0 query adds nothing to the
-    gradient and the mean is over the other queries: the fit is the fit
-    without them."""
-    X, y, qid = _data()
-    dropped = np.isin(qid, np.unique(qid)[::3])
+    gradient and the mean is over the other queries; and the input
+    scaling's statistics are those of the other queries' rows: the fit is
+    the fit without them (queries unlike the others, so that statistics
+    over all rows would differ)."""
+    X, y, qid, dropped = _with_outlying_queries(*_data())
     weight = np.where(dropped, 0.0, 1.0)
-    # No input scaling: its statistics would see the left-out rows.
-    params = dict(params, hidden_layer_sizes=(4,), max_iter=8, random_state=0, feature_scaling=None)
+    params = dict(params, hidden_layer_sizes=(4,), max_iter=8, random_state=0, feature_scaling=feature_scaling,
+                  input_noise=0.0)
     weighted = Ranker(**params).fit(X, y, groups=qid, sample_weight=weight)
     without = Ranker(**params).fit(X[~dropped], y[~dropped], groups=qid[~dropped])
     assert_same_training(weighted.predict(X), without.predict(X))
     assert weighted.loss_curve_[-1] == pytest.approx(without.loss_curve_[-1], rel=1e-6)
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_weight_zero_queries_do_not_move_the_auto_values(Ranker):
+    """Every value the defaults resolve from the data (input noise, the
+    encoding's bins, the width, the penalty, the step, the lambdas'
+    normalization) is read from the queries of positive weight: a fit with
+    weight-0 queries resolves them as the fit without those queries does,
+    though the left-out rows are redundant (noise on), far out (other bins)
+    and many (other row-count thresholds)."""
+    X, y, qid = _data(60)
+    X, y, qid, dropped = _with_outlying_queries(X, y, qid, n_queries=800)  # 9,600 more rows: past 10,000
+    weight = np.where(dropped, 0.0, 1.0)
+    fits = [Ranker(max_iter=1, random_state=0).fit(X, y, groups=qid, sample_weight=weight),
+            Ranker(max_iter=1, random_state=0).fit(X[~dropped], y[~dropped], groups=qid[~dropped])]
+    every = Ranker(max_iter=1, random_state=0).fit(X, y, groups=qid)  # the same rows, all weighed
+    resolved = [(f.input_noise_, [c.shape for c in f.coefs_], f._l2 * 60, f._optimizer.learning_rate,
+                 getattr(f, "normalize_lambdas_", None)) for f in fits + [every]]
+    assert resolved[0] == resolved[1]
+    assert resolved[2] != resolved[0]  # the test's outlying queries do move them when weighed
+    for a, b in zip(fits[0].bin_edges_, fits[1].bin_edges_):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_integer_weight_is_repeating_the_query():
