@@ -73,7 +73,9 @@ after every Adam step, weight decay outside Adam's per-coordinate scaling (AdamW
 against ``alpha``'s L2 term, which goes through it; its noise key ``"raw_input_noise": s`` draws
 each training step's input noise on the raw features (``s`` times each feature's standard
 deviation) before the encoding, instead of on the encoded inputs (give a nonzero
-``input_noise`` with it; ``n_jobs=1`` only).
+``input_noise`` with it; ``n_jobs=1`` only). The twenty-sixth look's ``"feature_dropout": p``
+drops each feature of each training row (all its encoded inputs) with probability ``p``, after
+the input noise (dense inputs, the piecewise encoding and nonzero input noise only).
 
 ``compare`` scores the given configurations (changes from the current defaults) on the
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
@@ -577,11 +579,45 @@ def _optimizer_variant(decoupled_decay=None):
 
 
 #: Study-only configuration keys that change where the input noise is drawn.
-NOISE_VARIANTS = ("raw_input_noise",)
+NOISE_VARIANTS = ("raw_input_noise", "feature_dropout")
 
 
 @contextlib.contextmanager
-def _noise_variant(raw_input_noise=None):
+def _noise_variant(raw_input_noise=None, feature_dropout=None):
+    with _raw_noise_variant(raw_input_noise), _feature_dropout_variant(feature_dropout):
+        yield
+
+
+@contextlib.contextmanager
+def _feature_dropout_variant(feature_dropout=None):
+    """With ``feature_dropout=p``, each training row loses each feature with
+    probability ``p`` after its input noise: all of the feature's encoded
+    inputs set to 0 (their training mean, as the inputs are standardized)
+    and the kept ones scaled by ``1 / (1 - p)``, as dropout does. A whole
+    feature, not one input: the network must rank from the features that
+    measure the same thing (twenty-sixth look). Dense inputs with the
+    piecewise encoding only; the ranker's ``input_noise`` must be nonzero
+    (the noise hook is where the mask is drawn). No key: unchanged."""
+    from sklearn_ranknet import _training
+
+    if feature_dropout is None:
+        yield
+        return
+    with_noise = _training._with_input_noise
+
+    def with_noise_and_dropout(ranker, rows, noise, generator):
+        rows = with_noise(ranker, rows, noise, generator)
+        source = ranker._input_scaling.encoding.source
+        kept = generator.random((rows.shape[0], source.max() + 1)) >= feature_dropout
+        rows *= kept[:, source] / (1.0 - feature_dropout)
+        return rows
+
+    with mock.patch.object(_training, "_with_input_noise", with_noise_and_dropout):
+        yield
+
+
+@contextlib.contextmanager
+def _raw_noise_variant(raw_input_noise=None):
     """With ``raw_input_noise=s``, each training step draws its noise on the
     features *before* the encoding: every raw value plus Gaussian noise of
     ``s`` times its feature's standard deviation over the training rows,

@@ -287,6 +287,38 @@ def test_study_raw_input_noise_is_drawn_on_the_features_before_the_encoding():
     assert not np.allclose(noised, encoded)
 
 
+def test_study_feature_dropout_drops_whole_features_after_the_noise():
+    # The twenty-sixth look's study-only key: after a block's input noise,
+    # each row loses each feature (all of its encoded inputs) with
+    # probability p, the rest scaled by 1 / (1 - p); the package restored.
+    import warnings
+
+    from benchmarks.tune_defaults import study_variants
+    from sklearn_ranknet import LambdaRankRanker, _training
+    from sklearn_ranknet.datasets import make_ranking
+
+    X, y, groups = make_ranking(20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # two epochs: a ConvergenceWarning
+        ranker = LambdaRankRanker(max_iter=2, input_noise=0.5, random_state=0).fit(X, y, groups=groups)
+    data = _training.TrainingSet.from_input(X, y, groups, ranker._make_objective)
+    noise = _training.noise_table(ranker, data, 4, 10)
+    encoded = data.features(ranker, np.arange(40))
+    package = _training._with_input_noise
+    noised = package(ranker, encoded.copy(), noise, np.random.default_rng(1))
+    _, variants = study_variants({"feature_dropout": 0.25})
+    with variants:
+        dropped = _training._with_input_noise(ranker, encoded.copy(), noise, np.random.default_rng(1))
+    assert _training._with_input_noise is package
+    source = ranker._input_scaling.encoding.source
+    # Replay the generator: the noise's draws, then the mask's.
+    generator = np.random.default_rng(1)
+    package(ranker, encoded.copy(), noise, generator)
+    kept = generator.random((40, X.shape[1])) >= 0.25
+    np.testing.assert_allclose(dropped, noised * kept[:, source] / 0.75, rtol=1e-12)
+    assert 0.1 < 1 - kept.mean() < 0.4 and (dropped[~kept[:, source]] == 0).all()
+
+
 def test_compare_takes_the_standard_error_over_splits_when_told_them():
     from benchmarks.tune_defaults import compare
 
