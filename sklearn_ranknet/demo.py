@@ -40,10 +40,14 @@ def _load(args, parser):
         try:
             loaded.append(load_letor(path, n_features=args.n_features, zero_based=zero_based))
         except (OSError, ValueError) as error:
-            hint = ""
-            if "index 0" in str(error) or "zero_based" in str(error):
+            hint, message = "", str(error)
+            if "index 0" in message or "zero_based" in message:
                 hint = " (its feature ids start at 0: pass --zero-based)"
-            parser.error(f"cannot read {path}{hint}: {error}")
+            # The library's advice names a parameter; here it is a file.
+            message = message.replace("pass query_path= to give the query sizes",
+                                      "give every row a qid: field, or the query sizes in that file")
+            parser.error(f"cannot read {path}{hint}: {message}")
+        _check_rows(path, *loaded[-1][:2], parser)
     train, test = loaded
     # Ids the other file does not hold are columns of zeros there: both
     # matrices as wide as the wider one.
@@ -53,6 +57,32 @@ def _load(args, parser):
     # The rankers take the CSR as it is; the baseline's StandardScaler needs
     # dense input to centre the features.
     return f"{args.train} / {args.test}", (*train, *test)
+
+
+def _check_rows(path, X, y, parser):
+    """A file's values as the rankers and the metrics need them, checked
+    here so that a bad file is a usage error, not a traceback mid-run."""
+    values = X.data if hasattr(X, "data") else X
+    if not np.isfinite(values).all():
+        parser.error(f"{path}: a feature value is NaN or infinite; the rankers need finite features.")
+    if not np.isfinite(y).all():
+        parser.error(f"{path}: a label is NaN or infinite; labels are relevance grades (e.g. 0 to 4).")
+    if y.min() < 0:
+        parser.error(f"{path}: labels are relevance grades >= 0 (e.g. 0 to 4); found {y.min():g}.")
+    if y.max() > 30:
+        parser.error(f"{path}: labels above 30 (found {y.max():g}) overflow the gain 2**label - 1 of "
+                     "NDCG; rescale them to a few grades (e.g. 0 to 4).")
+
+
+def _seed(text):
+    """--seed: what random_state takes, an integer in [0, 2**32)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer; got {text!r}.") from None
+    if not 0 <= seed < 2**32:
+        raise argparse.ArgumentTypeError(f"must be in [0, 2**32); got {seed}.")
+    return seed
 
 
 def _dense(X):
@@ -79,7 +109,7 @@ def main(argv=None):
                         help="feature count of the files (default: the largest feature id in either)")
     parser.add_argument("--zero-based", action="store_true",
                         help="the files number their features from 0 (default: from 1, as LETOR, MSLR-WEB and Yahoo)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=_seed, default=0, help="random_state of the rankers (default: 0)")
     args = parser.parse_args(argv)
 
     if args.n_features is not None and args.n_features < 1:

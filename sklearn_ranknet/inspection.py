@@ -416,7 +416,9 @@ def _check_features(X):
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D; got {X.ndim} dimension(s).")
         return X
-    return check_array(X, accept_sparse=True, dtype=None, ensure_all_finite="allow-nan")
+    # Formats without row indexing (COO, DIA, BSR, ...) become CSR: queries
+    # are taken and permuted by rows.
+    return check_array(X, accept_sparse=("csr", "csc"), dtype=None, ensure_all_finite="allow-nan")
 
 
 def _draw_query_subsets(query_groups, max_queries, n_repeats, rng, weights=None):

@@ -60,3 +60,40 @@ def test_main_refuses_a_feature_count_below_one(files, capsys):
     with pytest.raises(SystemExit):
         demo.main([*files, "--n-features", "0"])
     assert "--n-features must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("-1 qid:5 1:0.7", r"test\.txt: labels are relevance grades >= 0 .*found -1"),
+        ("31 qid:5 1:0.7", r"test\.txt: labels above 30 \(found 31\)"),
+        ("nan qid:5 1:0.7", r"test\.txt: a label is NaN or infinite"),
+        ("1 qid:5 1:nan", r"test\.txt: a feature value is NaN or infinite"),
+    ],
+)
+def test_bad_values_in_a_file_are_usage_errors(files, tmp_path, capsys, row, message):
+    # Found when the file is read, not as a traceback once training (or
+    # scoring, after a model has been fitted) runs into them.
+    test = _write(tmp_path / "test.txt", f"2 qid:5 1:0.7 2:0.2\n{row}\n")
+    with pytest.raises(SystemExit) as exit_:
+        demo.main([files[0], test, "--zero-based"])
+    assert exit_.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("seed, message", [("-1", r"must be in \[0, 2\*\*32\); got -1"),
+                                           ("x", "must be an integer; got 'x'")])
+def test_a_bad_seed_is_a_usage_error(seed, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        demo.main(["--seed", seed])
+    assert exit_.value.code == 2
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_a_file_without_query_ids_gets_advice_for_the_command_line(tmp_path, capsys):
+    train = _write(tmp_path / "train.txt", "1 1:0.5\n0 1:0.2\n")
+    with pytest.raises(SystemExit):
+        _load([train, train])
+    err = capsys.readouterr().err
+    assert "give every row a qid: field, or the query sizes in that file" in err
+    assert "query_path=" not in err

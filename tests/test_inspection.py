@@ -269,13 +269,18 @@ def test_n_jobs_does_not_change_the_result():
     np.testing.assert_array_equal(one.importances, three.importances)
 
 
-@pytest.mark.parametrize("to_sparse", [sp.csr_matrix, sp.csr_array, sp.csc_matrix, sp.coo_array])
-def test_sparse_gives_the_dense_result(to_sparse):
+@pytest.mark.parametrize("max_queries", [None, 0.5])
+@pytest.mark.parametrize("to_sparse", [sp.csr_matrix, sp.csr_array, sp.csc_matrix, sp.coo_array, sp.coo_matrix,
+                                       sp.dia_matrix, sp.bsr_matrix, sp.lil_matrix, sp.dok_matrix])
+def test_sparse_gives_the_dense_result(to_sparse, max_queries):
+    # Every scipy format, with a subset of the queries too (which takes
+    # rows: formats without row indexing are read as CSR).
     X, y, qid, model = _interleaved(seed=8)
     X[np.abs(X) < 0.6] = 0.0  # sparse for real, with zeros moving around
-    dense = permutation_importance(model, X, y, groups=qid, n_repeats=3, random_state=0)
+    dense = permutation_importance(model, X, y, groups=qid, n_repeats=3, random_state=0, max_queries=max_queries)
     X_sparse = to_sparse(X)
-    sparse = permutation_importance(model, X_sparse, y, groups=qid, n_repeats=3, random_state=0)
+    sparse = permutation_importance(model, X_sparse, y, groups=qid, n_repeats=3, random_state=0,
+                                    max_queries=max_queries)
     np.testing.assert_array_equal(sparse.importances, dense.importances)
     np.testing.assert_array_equal(X_sparse.toarray(), X)  # untouched
 
