@@ -133,11 +133,11 @@ class Shard:
                     "contrasts": (nothing, nothing)}
         data = self.data
         edge_sample = moments = None
-        weighed = data.weighted.rows  # as in memory: queries of weight 0 do not count
-        if len(weighed) and scaling_kind == "piecewise":
-            edge_sample = data.X[weighed[:: -(-len(weighed) // edge_rows)]]
-        elif len(weighed) and scaling_kind is not None:
-            moments = feature_moments(scaling_kind, data.X, weighed)
+        counted = data.weighted.rows  # as in memory: queries of weight 0 do not count
+        if len(counted) and scaling_kind == "piecewise":
+            edge_sample = data.X[counted[:: -(-len(counted) // edge_rows)]]
+        elif len(counted) and scaling_kind is not None:
+            moments = feature_moments(scaling_kind, data.X, counted)
         return {
             "ids": self.query_ids,
             "sizes": np.diff(data.offsets),
@@ -350,7 +350,7 @@ class QueryTable:
         """The queries of positive weight, as ``TrainingSet.weighted``."""
         if self.weights is None or self.weights.all():
             return self
-        return self.subset(np.flatnonzero(self.weights))
+        return self.subset(weighted_queries(self))
 
     def subset(self, queries, make_objective=None):
         queries = np.asarray(queries, dtype=np.int64)
@@ -506,16 +506,16 @@ class _Plan:
         # The in-memory warning, from every partition's queries.
         warn_if_nothing_to_learn(table.contrasts, np.diff(table.offsets), table.weights, "fit", stacklevel=5)
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
-        weighed = table.weighted  # the "auto" values' size, as in memory
+        counted = table.weighted  # the "auto" values' size, as in memory
         if first_call:
-            scaling = _global_scaling(ranker, summaries, self.dtype, weighed.n_rows)
-            _initialize(ranker, scaling, self.dtype, weighed.n_rows)
-        self.n_rows = weighed.n_rows
-        early_stopping = ranker._uses_early_stopping(weighed.n_rows, len(weighted_queries(table)), False)
+            scaling = _global_scaling(ranker, summaries, self.dtype, counted.n_rows)
+            _initialize(ranker, scaling, self.dtype, counted.n_rows)
+        self.n_rows = counted.n_rows
+        early_stopping = ranker._uses_early_stopping(counted.n_rows, counted.n_queries, False)
         self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
         self.loss = _loss_sample(self.train, ranker._random_state, None)
-        ranker._l2 = _l2_strength(ranker, self.train, weighed.n_rows)
-        self.step = ranker._learning_rate(weighed.n_queries)
+        ranker._l2 = _l2_strength(ranker, self.train, counted.n_rows)
+        self.step = ranker._learning_rate(counted.n_queries)
         self.shards = [
             client.submit(
                 split_shard, shard, self.train.local_queries(i),

@@ -88,7 +88,7 @@ class TrainingSet:
         of weight 0 is as if left out, as scikit-learn's weights are."""
         if self.weights is None or self.weights.all():
             return self
-        return self.subset(np.flatnonzero(self.weights), self._make_objective)
+        return self.subset(weighted_queries(self), self._make_objective)
 
     @classmethod
     def from_input(cls, X, y, groups, make_objective, sample_weight=None):
@@ -254,8 +254,8 @@ def _l2_strength(ranker, data, n_rows):
 def fit_stochastic(ranker, data, incremental):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
     or until the loss (or the validation NDCG) stops improving."""
-    n_rows = len(data.weighted.rows)  # the "auto" values' size: weighed rows only
-    early_stopping = ranker._uses_early_stopping(n_rows, len(weighted_queries(data)), incremental)
+    n_rows = len(data.weighted.rows)  # the "auto" values' size: rows of positive weight
+    early_stopping = ranker._uses_early_stopping(n_rows, data.weighted.n_queries, incremental)
     query_scaled = ranker._small_and_query_scaled(data.weighted, incremental)
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
     monitor = EpochMonitor(ranker, early_stopping, ranker._patience(n_rows))
