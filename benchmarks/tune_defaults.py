@@ -75,7 +75,10 @@ each training step's input noise on the raw features (``s`` times each feature's
 deviation) before the encoding, instead of on the encoded inputs (give a nonzero
 ``input_noise`` with it; ``n_jobs=1`` only). The twenty-sixth look's ``"feature_dropout": p``
 drops each feature of each training row (all its encoded inputs) with probability ``p``, after
-the input noise (dense inputs, the piecewise encoding and nonzero input noise only).
+the input noise (dense inputs, the piecewise encoding and nonzero input noise only); its
+``"predict_noise_draws": K`` scores each held-out row as the mean over ``K`` seeded draws of the
+training's input noise instead of at the noise-free inputs, and ``"predict_expected_noise": true``
+the exact expectation over that noise (one hidden ReLU layer).
 
 ``compare`` scores the given configurations (changes from the current defaults) on the
 selection sets (``--sets``, the four above by default), through the same cache as ``search``,
@@ -281,12 +284,14 @@ def fit_score(estimator, params, seed, train, held_out):
 
     params, variants = study_variants(params)
     model = getattr(sklearn_ranknet, ESTIMATORS[estimator])(random_state=seed, n_jobs=1, **params)
-    with variants, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        started = time.perf_counter()
-        model.fit(train[0], train[1], groups=train[2])
-        seconds = time.perf_counter() - started
-    score = ndcg_score(held_out[1], model.predict(held_out[0]), groups=held_out[2], k=10, ignore_ties=True)
+    with variants:  # a variant may change predict too
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            started = time.perf_counter()
+            model.fit(train[0], train[1], groups=train[2])
+            seconds = time.perf_counter() - started
+        predicted = model.predict(held_out[0])
+    score = ndcg_score(held_out[1], predicted, groups=held_out[2], k=10, ignore_ties=True)
     return {"ndcg10": score, "fit_s": seconds, "epochs": model.n_iter_, "warnings": len(caught)}
 
 
@@ -424,12 +429,14 @@ def _large_problem(h, configurations, problem, seed):
     for label, (name, params) in configurations.items():
         params, variants = study_variants(params)
         model = getattr(sklearn_ranknet, name)(random_state=seed, n_jobs=1, **params)
-        with variants, warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            started = time.perf_counter()
-            model.fit(X, y, groups=q)
-            seconds = time.perf_counter() - started
-        score = ndcg_score(yt, model.predict(Xt), groups=qt, k=10, ignore_ties=True)
+        with variants:  # a variant may change predict too
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                started = time.perf_counter()
+                model.fit(X, y, groups=q)
+                seconds = time.perf_counter() - started
+            predicted = model.predict(Xt)
+        score = ndcg_score(yt, predicted, groups=qt, k=10, ignore_ties=True)
         rows.append({"problem": problem, "rows": len(y), "model": label, "ndcg10": score, "fit_s": seconds,
                      "epochs": getattr(model, "n_iter_", None), "warnings": len(caught)})
         h.say(f"{problem} {label}: {score:.4f} in {seconds:.1f}s")
@@ -579,12 +586,79 @@ def _optimizer_variant(decoupled_decay=None):
 
 
 #: Study-only configuration keys that change where the input noise is drawn.
-NOISE_VARIANTS = ("raw_input_noise", "feature_dropout")
+NOISE_VARIANTS = ("raw_input_noise", "feature_dropout", "predict_noise_draws", "predict_expected_noise")
 
 
 @contextlib.contextmanager
-def _noise_variant(raw_input_noise=None, feature_dropout=None):
-    with _raw_noise_variant(raw_input_noise), _feature_dropout_variant(feature_dropout):
+def _noise_variant(raw_input_noise=None, feature_dropout=None, predict_noise_draws=None,
+                   predict_expected_noise=None):
+    with _raw_noise_variant(raw_input_noise), _feature_dropout_variant(feature_dropout), \
+            _predict_noise_variant(predict_noise_draws), _expected_noise_variant(predict_expected_noise):
+        yield
+
+
+@contextlib.contextmanager
+def _expected_noise_variant(predict_expected_noise=None):
+    """With ``predict_expected_noise=True``, ``predict`` gives each row the
+    exact expectation of a one-hidden-layer ReLU network's score over the
+    training's input noise: a hidden unit's input is then Gaussian, of mean
+    its noise-free pre-activation m and standard deviation s =
+    ``input_noise_`` times the norm of its weights, and E[relu] = m Phi(m/s)
+    + s phi(m/s) (``predict_noise_draws`` with infinitely many draws, in
+    one pass; twenty-sixth look). No key: unchanged."""
+    from scipy.special import ndtr
+
+    from sklearn_ranknet import _base
+
+    if not predict_expected_noise:
+        yield
+        return
+    plain = _base.BaseRanker._predict_features
+
+    def expected(ranker, X):
+        if not ranker.input_noise_:
+            return plain(ranker, X)
+        (W, v), (b, c) = ranker.coefs_, ranker.intercepts_  # one hidden layer, ReLU
+        rows = ranker._network_rows(np.asarray(X, dtype=W.dtype), slice(None))
+        mean = rows @ W + b
+        spread = ranker.input_noise_ * np.sqrt((W.astype(float) ** 2).sum(axis=0))
+        t = mean / spread
+        hidden = mean * ndtr(t) + spread * np.exp(-0.5 * t * t) / np.sqrt(2 * np.pi)
+        return hidden @ v[:, 0] + c[0]
+
+    with mock.patch.object(_base.BaseRanker, "_predict_features", expected):
+        yield
+
+
+@contextlib.contextmanager
+def _predict_noise_variant(predict_noise_draws=None):
+    """With ``predict_noise_draws=K``, ``predict`` scores each row as the
+    mean over ``K`` draws of the training's input noise (``input_noise_``
+    standardized units on each encoded input; the draws seeded, so
+    ``predict`` stays deterministic): the expectation the noisy training
+    ranked by, instead of the network at the noise-free inputs, which in
+    many dimensions lie far inside the shell the noisy inputs fill
+    (twenty-sixth look). Dense inputs and a piecewise or standard scaling
+    only. No key: unchanged."""
+    from sklearn_ranknet import _base, _network
+
+    if predict_noise_draws is None:
+        yield
+        return
+    plain = _base.BaseRanker._predict_features
+
+    def averaged(ranker, X):
+        if not ranker.input_noise_:
+            return plain(ranker, X)
+        rows = ranker._network_rows(np.asarray(X, dtype=ranker.coefs_[0].dtype), slice(None))
+        generator = np.random.default_rng(0)
+        total = np.zeros(rows.shape[0])
+        for _ in range(predict_noise_draws):
+            noisy = rows + ranker.input_noise_ * generator.standard_normal(rows.shape)
+            total += _network.predict_scores(noisy, ranker.coefs_, ranker.intercepts_, ranker.activation)
+        return total / predict_noise_draws
+
+    with mock.patch.object(_base.BaseRanker, "_predict_features", averaged):
         yield
 
 

@@ -319,6 +319,64 @@ def test_study_feature_dropout_drops_whole_features_after_the_noise():
     assert 0.1 < 1 - kept.mean() < 0.4 and (dropped[~kept[:, source]] == 0).all()
 
 
+def test_study_predict_noise_draws_average_the_network_over_the_training_noise():
+    # The twenty-sixth look's predict-time key: each row's score is the mean
+    # of the network over K seeded draws of the input noise; deterministic,
+    # and the package restored afterwards.
+    import warnings
+
+    from benchmarks.tune_defaults import study_variants
+    from sklearn_ranknet import LambdaRankRanker, _base, _network
+    from sklearn_ranknet.datasets import make_ranking
+
+    X, y, groups = make_ranking(20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # two epochs: a ConvergenceWarning
+        ranker = LambdaRankRanker(max_iter=2, input_noise=0.5, random_state=0).fit(X, y, groups=groups)
+    plain = _base.BaseRanker._predict_features
+    _, variants = study_variants({"predict_noise_draws": 3})
+    with variants:
+        averaged = ranker.predict(X[:9])
+        again = ranker.predict(X[:9])
+    assert _base.BaseRanker._predict_features is plain
+    rows = ranker._network_rows(X[:9], slice(None))
+    generator = np.random.default_rng(0)
+    expected = np.mean([_network.predict_scores(rows + 0.5 * generator.standard_normal(rows.shape), ranker.coefs_,
+                                                ranker.intercepts_, ranker.activation) for _ in range(3)], axis=0)
+    np.testing.assert_allclose(averaged, expected, rtol=1e-12)
+    np.testing.assert_array_equal(averaged, again)
+    assert not np.allclose(averaged, ranker.predict(X[:9]))
+
+
+def test_study_predict_expected_noise_is_the_limit_of_the_draws():
+    # The twenty-sixth look's closed form: E over the input noise of a
+    # one-hidden-layer ReLU network's score. Against the mean of many
+    # seeded draws, within five standard errors of that mean (estimated
+    # from the draws themselves).
+    import warnings
+
+    from benchmarks.tune_defaults import study_variants
+    from sklearn_ranknet import LambdaRankRanker, _base, _network
+    from sklearn_ranknet.datasets import make_ranking
+
+    X, y, groups = make_ranking(20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # three epochs: a ConvergenceWarning
+        ranker = LambdaRankRanker(max_iter=3, input_noise=1.0, random_state=0).fit(X, y, groups=groups)
+    plain = _base.BaseRanker._predict_features
+    _, variants = study_variants({"predict_expected_noise": True})
+    with variants:
+        expected = ranker.predict(X[:6])
+    assert _base.BaseRanker._predict_features is plain
+    rows = ranker._network_rows(X[:6], slice(None))
+    generator = np.random.default_rng(0)
+    draws = np.array([_network.predict_scores(rows + generator.standard_normal(rows.shape), ranker.coefs_,
+                                              ranker.intercepts_, "relu") for _ in range(4000)])
+    se = draws.std(axis=0, ddof=1) / np.sqrt(len(draws))
+    assert (np.abs(draws.mean(axis=0) - expected) < 5 * se).all()
+    assert (np.abs(ranker.predict(X[:6]) - expected) > 5 * se).any()  # not the noise-free score
+
+
 def test_compare_takes_the_standard_error_over_splits_when_told_them():
     from benchmarks.tune_defaults import compare
 
