@@ -131,7 +131,7 @@ def test_study_query_weights_equalise_the_summed_pair_weights():
     # The study-only variant computes each query's summed |dG| |dd| in closed
     # form; a brute-force sum over the pairs in the ideal order must agree,
     # with and without truncation, and the package is restored afterwards.
-    from benchmarks.tune_defaults import _objective_variant
+    from benchmarks._study_variants import _objective_variant
     from sklearn_ranknet import _objectives
 
     rng = np.random.default_rng(0)
@@ -162,7 +162,7 @@ def test_study_listnet_mix_adds_listnets_gradient_and_keeps_lambdaranks_cost():
     # The study-only mix of the twenty-third look: LambdaRank's lambdas plus
     # w times ListNet's softmax gradient on the same rows; costs unchanged;
     # the package restored afterwards.
-    from benchmarks.tune_defaults import _objective_variant
+    from benchmarks._study_variants import _objective_variant
     from sklearn_ranknet import _objectives
 
     rng = np.random.default_rng(1)
@@ -190,7 +190,7 @@ def test_study_encoding_variants_move_the_bin_edges_and_restore_the_package():
     # The twenty-fourth look's study-only keys: a fixed number of quantile
     # bins, and steps just inside each feature's lowest and highest edge,
     # which tell the training minimum and maximum from values next to them.
-    from benchmarks.tune_defaults import _encoding_variant
+    from benchmarks._study_variants import _encoding_variant
     from sklearn_ranknet import _inputs
     from sklearn_ranknet._inputs import PiecewiseEncoding
 
@@ -221,7 +221,7 @@ def test_study_encoding_variants_move_the_bin_edges_and_restore_the_package():
 
 
 def test_study_jittered_bins_move_the_inner_edges_by_a_fresh_draw_per_encoding():
-    from benchmarks.tune_defaults import _encoding_variant
+    from benchmarks._study_variants import _encoding_variant
     from sklearn_ranknet import _inputs
     from sklearn_ranknet._inputs import PiecewiseEncoding
 
@@ -240,7 +240,7 @@ def test_study_decoupled_decay_shrinks_the_weights_after_each_adam_step():
     # The twenty-fifth look's study-only key: Adam's step as the package takes
     # it, then the weights (not the intercepts) times 1 - learning_rate * w;
     # the package restored afterwards.
-    from benchmarks.tune_defaults import study_variants
+    from benchmarks._study_variants import study_variants
     from sklearn_ranknet._optim import Adam
 
     rng = np.random.default_rng(0)
@@ -266,7 +266,7 @@ def test_study_raw_input_noise_is_drawn_on_the_features_before_the_encoding():
     # the package restored afterwards.
     import warnings
 
-    from benchmarks.tune_defaults import study_variants
+    from benchmarks._study_variants import study_variants
     from sklearn_ranknet import LambdaRankRanker, _training
     from sklearn_ranknet.datasets import make_ranking
 
@@ -293,7 +293,7 @@ def test_study_feature_dropout_drops_whole_features_after_the_noise():
     # probability p, the rest scaled by 1 / (1 - p); the package restored.
     import warnings
 
-    from benchmarks.tune_defaults import study_variants
+    from benchmarks._study_variants import study_variants
     from sklearn_ranknet import LambdaRankRanker, _training
     from sklearn_ranknet.datasets import make_ranking
 
@@ -325,7 +325,7 @@ def test_study_predict_noise_draws_average_the_network_over_the_training_noise()
     # and the package restored afterwards.
     import warnings
 
-    from benchmarks.tune_defaults import study_variants
+    from benchmarks._study_variants import study_variants
     from sklearn_ranknet import LambdaRankRanker, _base, _network
     from sklearn_ranknet.datasets import make_ranking
 
@@ -355,7 +355,7 @@ def test_study_predict_expected_noise_is_the_limit_of_the_draws():
     # from the draws themselves).
     import warnings
 
-    from benchmarks.tune_defaults import study_variants
+    from benchmarks._study_variants import study_variants
     from sklearn_ranknet import LambdaRankRanker, _base, _network
     from sklearn_ranknet.datasets import make_ranking
 
