@@ -16,6 +16,21 @@ ROOT = Path(__file__).resolve().parents[1]
 YAHOO = ROOT.parent / "shared" / "data" / "yahoo-ltr-sample"
 
 
+def _small_fit(**params):
+    """A two-epoch LambdaRankRanker on 20 make_ranking queries (its
+    ConvergenceWarning silenced): the study variants' subject."""
+    import warnings
+
+    from sklearn_ranknet import LambdaRankRanker
+    from sklearn_ranknet.datasets import make_ranking
+
+    X, y, groups = make_ranking(20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranker = LambdaRankRanker(**{"max_iter": 2, "random_state": 0, **params}).fit(X, y, groups=groups)
+    return X, y, groups, ranker
+
+
 def test_quick_benchmarks_run_and_write_their_results(tmp_path):
     suites = ["lambdas", "metrics", "scale", "coldstart", "inputs"] + (["quality"] if YAHOO.is_dir() else [])
     suites += ["dask"] if importlib.util.find_spec("distributed") else []
@@ -264,16 +279,10 @@ def test_study_raw_input_noise_is_drawn_on_the_features_before_the_encoding():
     # The twenty-fifth look's study-only key: a training block's noise is
     # drawn on its raw rows (scaled by each feature's spread), then encoded;
     # the package restored afterwards.
-    import warnings
-
     from benchmarks._study_variants import study_variants
-    from sklearn_ranknet import LambdaRankRanker, _training
-    from sklearn_ranknet.datasets import make_ranking
+    from sklearn_ranknet import _training
 
-    X, y, groups = make_ranking(20, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # two epochs: a ConvergenceWarning
-        ranker = LambdaRankRanker(max_iter=2, random_state=0).fit(X, y, groups=groups)
+    X, y, groups, ranker = _small_fit()
     data = _training.TrainingSet.from_input(X, y, groups, ranker._make_objective)
     package = (_training.TrainingSet.features, _training._with_input_noise)
     _, variants = study_variants({"raw_input_noise": 0.5})
@@ -291,16 +300,10 @@ def test_study_feature_dropout_drops_whole_features_after_the_noise():
     # The twenty-sixth look's study-only key: after a block's input noise,
     # each row loses each feature (all of its encoded inputs) with
     # probability p, the rest scaled by 1 / (1 - p); the package restored.
-    import warnings
-
     from benchmarks._study_variants import study_variants
-    from sklearn_ranknet import LambdaRankRanker, _training
-    from sklearn_ranknet.datasets import make_ranking
+    from sklearn_ranknet import _training
 
-    X, y, groups = make_ranking(20, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # two epochs: a ConvergenceWarning
-        ranker = LambdaRankRanker(max_iter=2, input_noise=0.5, random_state=0).fit(X, y, groups=groups)
+    X, y, groups, ranker = _small_fit(input_noise=0.5)
     data = _training.TrainingSet.from_input(X, y, groups, ranker._make_objective)
     noise = _training.noise_table(ranker, data, 4, 10)
     encoded = data.features(ranker, np.arange(40))
@@ -323,16 +326,10 @@ def test_study_predict_noise_draws_average_the_network_over_the_training_noise()
     # The twenty-sixth look's predict-time key: each row's score is the mean
     # of the network over K seeded draws of the input noise; deterministic,
     # and the package restored afterwards.
-    import warnings
-
     from benchmarks._study_variants import study_variants
-    from sklearn_ranknet import LambdaRankRanker, _base, _network
-    from sklearn_ranknet.datasets import make_ranking
+    from sklearn_ranknet import _base, _network
 
-    X, y, groups = make_ranking(20, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # two epochs: a ConvergenceWarning
-        ranker = LambdaRankRanker(max_iter=2, input_noise=0.5, random_state=0).fit(X, y, groups=groups)
+    X, y, groups, ranker = _small_fit(input_noise=0.5)
     plain = _base.BaseRanker._predict_features
     _, variants = study_variants({"predict_noise_draws": 3})
     with variants:
@@ -353,16 +350,10 @@ def test_study_predict_expected_noise_is_the_limit_of_the_draws():
     # one-hidden-layer ReLU network's score. Against the mean of many
     # seeded draws, within five standard errors of that mean (estimated
     # from the draws themselves).
-    import warnings
-
     from benchmarks._study_variants import study_variants
-    from sklearn_ranknet import LambdaRankRanker, _base, _network
-    from sklearn_ranknet.datasets import make_ranking
+    from sklearn_ranknet import _base, _network
 
-    X, y, groups = make_ranking(20, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # three epochs: a ConvergenceWarning
-        ranker = LambdaRankRanker(max_iter=3, input_noise=1.0, random_state=0).fit(X, y, groups=groups)
+    X, y, groups, ranker = _small_fit(max_iter=3, input_noise=1.0)
     plain = _base.BaseRanker._predict_features
     _, variants = study_variants({"predict_expected_noise": True})
     with variants:
