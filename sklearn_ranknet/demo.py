@@ -20,6 +20,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from . import LambdaRankRanker, ListNetRanker, RankNetRanker
 from .datasets import load_letor, make_ranking
+from ._validation import check_relevance_labels
 from .metrics import map_score, ndcg_score
 
 
@@ -67,11 +68,11 @@ def _check_rows(path, X, y, parser):
         parser.error(f"{path}: a feature value is NaN or infinite; the rankers need finite features.")
     if not np.isfinite(y).all():
         parser.error(f"{path}: a label is NaN or infinite; labels are relevance grades (e.g. 0 to 4).")
-    if y.min() < 0:
-        parser.error(f"{path}: labels are relevance grades >= 0 (e.g. 0 to 4); found {y.min():g}.")
-    if y.max() > 30:
-        parser.error(f"{path}: labels above 30 (found {y.max():g}) overflow the gain 2**label - 1 of "
-                     "NDCG; rescale them to a few grades (e.g. 0 to 4).")
+    try:  # the rankers' own check, with advice for a file rather than a parameter
+        check_relevance_labels(y, exponential_gain=True, input_name=path,
+                               remedy="Rescale them to a few grades (e.g. 0 to 4).")
+    except ValueError as error:
+        parser.error(str(error))
 
 
 def _seed(text):

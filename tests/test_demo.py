@@ -65,8 +65,8 @@ def test_main_refuses_a_feature_count_below_one(files, capsys):
 @pytest.mark.parametrize(
     "row, message",
     [
-        ("-1 qid:5 1:0.7", r"test\.txt: labels are relevance grades >= 0 .*found -1"),
-        ("31 qid:5 1:0.7", r"test\.txt: labels above 30 \(found 31\)"),
+        ("-1 qid:5 1:0.7", r"test\.txt holds negative relevance labels \(smallest -1\)"),
+        ("31 qid:5 1:0.7", r"test\.txt holds labels up to 31, .* at most 30\. Rescale them"),
         ("nan qid:5 1:0.7", r"test\.txt: a label is NaN or infinite"),
         ("1 qid:5 1:nan", r"test\.txt: a feature value is NaN or infinite"),
     ],
