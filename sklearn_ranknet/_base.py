@@ -392,7 +392,7 @@ class BaseRanker(BaseEstimator):
 
     def _reset(self):
         for name in (
-            "coefs_", "intercepts_", *OPTIMIZER_STATE, "loss_curve_", "validation_scores_",
+            "coefs_", "intercepts_", *OPTIMIZER_STATE, "loss_", "loss_curve_", "validation_scores_",
             *INPUT_SCALING_ATTRIBUTES,
         ):
             self.__dict__.pop(name, None)

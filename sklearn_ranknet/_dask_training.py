@@ -51,10 +51,9 @@ from ._inputs import (
     set_input_scaling_attributes,
 )
 from ._jit import single_threaded_blas
-from ._optim import SGD, Adam
 from ._training import (
     SCORE_K, EpochMonitor, TrainingSet, _check_finite, _epoch_batches, _l2_strength, _loss_sample, _scores,
-    _step, noise_table, pool_has_work, split_validation, weighted_queries,
+    _step, new_optimizer, noise_table, pool_has_work, split_validation, weighted_queries,
 )
 from ._validation import check_relevance_labels, label_remedy, shown
 from .metrics import ndcg_per_query
@@ -212,15 +211,6 @@ def shard_summary(shard, scaling_kind, edge_rows):
 
 def split_shard(shard, train_queries, val_queries, loss_queries, scaling, l2, step):
     return shard.split(train_queries, val_queries, loss_queries, scaling, l2, step)
-
-
-def new_optimizer(ranker, params, step):
-    """The optimizer an in-memory fit would start (``fit_stochastic``), with
-    the step size the client resolved (``learning_rate_init="auto"``
-    depends on the queries of every partition)."""
-    if ranker.solver == "sgd":
-        return SGD(params, step, momentum=ranker.momentum)
-    return Adam(params, step)
 
 
 def _restored_optimizer(ranker, state, step):

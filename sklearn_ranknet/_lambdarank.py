@@ -232,6 +232,9 @@ class LambdaRankRanker(BaseRanker):
         whole training queries: all of them when they hold at most a million
         pairs and 10,000 rows, a random subset within those budgets
         otherwise. Only a guide: the weights change with the ranking.
+    loss_ : float
+        The training objective after the last epoch, the last entry of
+        ``loss_curve_`` (L-BFGS: at the solution it returned).
     validation_scores_ : list of float or None
         Validation NDCG@10 after each epoch, with early stopping.
     best_validation_score_ : float or None

@@ -185,6 +185,9 @@ class ListNetRanker(BaseRanker):
         sample of whole training queries: all of them when they hold at most
         10,000 rows, a random subset of that size otherwise. With L-BFGS,
         the whole objective after each iteration.
+    loss_ : float
+        The training objective after the last epoch, the last entry of
+        ``loss_curve_`` (L-BFGS: at the solution it returned).
     validation_scores_ : list of float or None
         Validation NDCG@10 after each epoch, with early stopping.
     best_validation_score_ : float or None

@@ -5,9 +5,10 @@ The optimizer holds references to the arrays it updates (typically
 step count) as plain attributes, so it can be pickled and resumed (warm start).
 
 .. note::
-   Pickle (or deep-copy) an optimizer *together with* the arrays it updates,
-   e.g. as attributes of the same estimator, so that identity is preserved on
-   load. An optimizer pickled alone updates its own copies of the arrays.
+   An optimizer restored from a pickle may hold copies of the arrays it
+   updated (joblib's pickler restores every array reference as an array of
+   its own), so the training loop attaches it to the model's arrays again
+   (``optimizer.params = ...``) before every call that resumes training.
 """
 
 import numpy as np

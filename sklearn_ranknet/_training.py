@@ -261,12 +261,8 @@ def fit_stochastic(ranker, data, incremental):
     monitor = EpochMonitor(ranker, early_stopping, ranker._patience(n_rows))
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)
     params = ranker.coefs_ + ranker.intercepts_  # the optimizer updates these arrays in place
-    if not hasattr(ranker, "_optimizer"):
-        step = ranker._learning_rate(None if incremental else data.weighted.n_queries, query_scaled)
-        if ranker.solver == "sgd":
-            ranker._optimizer = SGD(params, step, momentum=ranker.momentum)
-        else:
-            ranker._optimizer = Adam(params, step)
+    step = ranker._learning_rate(None if incremental else data.weighted.n_queries, query_scaled)
+    ranker._optimizer = _resumed_optimizer(ranker, params, step)
     averaging = _weight_average(ranker, params, ranker._ema_momentum(early_stopping))
     ranker._l2 = _l2_strength(ranker, train, None if incremental else n_rows)
     batch_size = ranker._batch_size(train.n_queries, query_scaled)
@@ -299,6 +295,41 @@ def fit_stochastic(ranker, data, incremental):
     if best_params is not None:  # in place: the optimizer holds these arrays
         for param, best in zip(params, best_params):
             param[...] = best
+
+
+def new_optimizer(ranker, params, step):
+    """A fresh optimizer of the ranker's ``solver`` over ``params``, with
+    the step size ``step`` (``learning_rate_init``, resolved)."""
+    if ranker.solver == "sgd":
+        return SGD(params, step, momentum=ranker.momentum)
+    return Adam(params, step)
+
+
+def _resumed_optimizer(ranker, params, step):
+    """The optimizer the last ``partial_fit`` (or warm-started fit) left,
+    its moments carried over as ``MLPRegressor`` carries them, or a new one.
+
+    It is attached to ``params`` anew on every call: a copy restored by
+    joblib holds its own copies of the arrays (joblib's pickler does not keep
+    two references to one array as one), which the steps would update
+    instead of the model's. ``solver``, ``learning_rate_init`` and
+    ``momentum`` changed by ``set_params`` since the optimizer was made take
+    effect: a new solver starts a new optimizer; a new step size or momentum
+    is set on the one there is (``step`` is read only then, so that the
+    step an "auto" value resolved to at the first call stays as it was)."""
+    settings = (ranker.solver, ranker.learning_rate_init, ranker.momentum)
+    optimizer = getattr(ranker, "_optimizer", None)
+    made_for = getattr(optimizer, "made_for", None)
+    if made_for is None or made_for[0] != settings[0]:
+        optimizer = new_optimizer(ranker, params, step)
+    else:
+        optimizer.params = list(params)
+        if made_for[1] != settings[1]:
+            optimizer.learning_rate = step
+        if made_for[2] != settings[2] and isinstance(optimizer, SGD):
+            optimizer.momentum = float(ranker.momentum)
+    optimizer.made_for = settings
+    return optimizer
 
 
 def _weight_average(ranker, params, momentum):
@@ -343,6 +374,7 @@ class EpochMonitor:
         ranker = self.ranker
         ranker.n_iter_ += 1
         ranker.loss_curve_.append(value)
+        ranker.loss_ = value
         if self.early_stopping:
             ranker.validation_scores_.append(score)
             improved = score > self.best_score

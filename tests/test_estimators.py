@@ -214,10 +214,15 @@ def test_pickle_and_joblib_round_trips(cls, hidden, tmp_path):
 
     # The optimizer state and the random generator travel with the model:
     # training goes on exactly as it would have without the round trip.
-    ranker.partial_fit(X, y, groups=qid)
-    from_pickle.partial_fit(X, y, groups=qid)
-    np.testing.assert_array_equal(from_pickle.predict(X), ranker.predict(X))
-    assert from_pickle.loss_curve_ == ranker.loss_curve_
+    # (joblib restores the optimizer's arrays as copies apart from coefs_;
+    # its steps once went to those copies, and the model stopped learning.)
+    for _ in range(2):
+        for model in (ranker, from_pickle, from_joblib):
+            model.partial_fit(X, y, groups=qid)
+    for loaded in (from_pickle, from_joblib):
+        np.testing.assert_array_equal(loaded.predict(X), ranker.predict(X))
+        assert loaded.loss_curve_ == ranker.loss_curve_
+    assert not np.array_equal(ranker.predict(X), expected)
 
 
 @pytest.mark.parametrize(
@@ -1504,6 +1509,47 @@ def test_k_beyond_any_query_is_all_pairs_even_past_int64():
     for k in (15, 10**30):
         capped = LambdaRankRanker(k=k, **params).fit(X, y, groups=qid)
         np.testing.assert_array_equal(capped.coefs_[0], every_pair.coefs_[0])
+
+
+def _largest_weight_change(ranker, X, y, qid):
+    before = [c.copy() for c in ranker.coefs_]
+    ranker.partial_fit(X, y, groups=qid)
+    return max(float(np.abs(c - b).max()) for c, b in zip(ranker.coefs_, before))
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+def test_set_params_between_partial_fit_calls_changes_the_steps(cls):
+    """A step size, solver or momentum set between partial_fit calls takes
+    effect on the next call (they were kept from the first call, silently,
+    while get_params reported the new values). Adam moves each weight by
+    about the step size per update, at most a few times it, so a step of
+    1e-12 moves no weight by 1e-9 over an epoch of a few updates."""
+    X, y, qid = _small(6)
+    ranker = cls(hidden_layer_sizes=(4,), ema_momentum=0.0, random_state=0, **FAST)
+    ranker.partial_fit(X, y, groups=qid)
+    assert _largest_weight_change(ranker, X, y, qid) > 1e-5
+    ranker.set_params(learning_rate_init=1e-12)
+    assert _largest_weight_change(ranker, X, y, qid) < 1e-9
+    # Plain gradient descent of step 0 does not move at all.
+    ranker.set_params(solver="sgd", momentum=0.0, learning_rate_init=1e-300)
+    before = ranker.predict(X)
+    ranker.partial_fit(X, y, groups=qid)
+    np.testing.assert_array_equal(ranker.predict(X), before)
+    # Back to a real step: the model learns again.
+    ranker.set_params(learning_rate_init=0.1)
+    assert _largest_weight_change(ranker, X, y, qid) > 1e-5
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_loss_is_that_of_the_last_fit():
+    """loss_ is the last entry of loss_curve_ whatever the solver, and a
+    refit with another solver does not keep the L-BFGS fit's value."""
+    X, y, qid = _small(10)
+    ranker = RankNetRanker(hidden_layer_sizes=(4,), solver="lbfgs", max_iter=5, random_state=0, **FAST)
+    ranker.fit(X, y, groups=qid)
+    assert ranker.loss_ == pytest.approx(ranker.loss_curve_[-1], rel=1e-12)
+    ranker.set_params(solver="adam").fit(X, y, groups=qid)
+    assert ranker.loss_ == ranker.loss_curve_[-1]
 
 
 @pytest.mark.parametrize("param, value", [("batch_size", 0), ("alpha", -1.0), ("k", 0), ("dropout", 1.5)])
