@@ -241,6 +241,10 @@ class BaseRanker(BaseEstimator):
         the model is the moving average of the weights over the steps of
         every call so far (0.9975 per step), as in a ``fit`` without a
         validation set; set ``ema_momentum=0`` for the last step's weights.
+        The optimizer's moments carry over from call to call; a
+        ``learning_rate_init``, ``momentum`` or ``solver`` changed by
+        ``set_params`` in between applies from the next call (a new solver
+        starts with fresh moments), so a step size can be decayed by hand.
 
         Parameters
         ----------
