@@ -243,8 +243,6 @@ def test_one_minibatch_per_epoch_still_gets_new_noise_every_epoch(monkeypatch):
     """With every query in one minibatch, a block is a whole epoch; the
     table is still several blocks long, so the epochs read different
     offsets instead of adding the same noise every time."""
-    from sklearn_ranknet import _training
-
     X, y, qid = make_ranking(10, n_features=4, n_informative=2, random_state=3)
     blocks = []
     original_block = _noise.NoiseTable.block
