@@ -213,7 +213,7 @@ class InputScaling:
         # infinite: such a feature counts as constant too.
         flattened = (scale > 0.0) & (scale < np.finfo(dtype).tiny)
         if flattened.any() and encoding is None:  # the encoding warned when it placed its edges
-            _warn_flattened(np.flatnonzero(flattened).tolist(), dtype)
+            _warn_flattened(np.flatnonzero(flattened).tolist(), *_below_normal(dtype))
         scale[scale < np.finfo(dtype).tiny] = 1.0
         return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding)
 
@@ -331,16 +331,38 @@ def feature_moments(kind, X, rows=None, encoding=None):
     n_rows = X.shape[0] if rows is None else len(rows)
     n_inputs = X.shape[1] if encoding is None else encoding.n_inputs
     moments = (0, np.zeros(n_inputs), np.zeros(n_inputs))
+    # The encoded inputs span [-1, 1]; a raw feature may vary by so little
+    # (below ~1e-154) that its squared deviations underflow to 0: it is then
+    # read as constant, as a spread below the dtype's smallest normal number
+    # is, and its range tells the two apart so that the user is told.
+    lowest, highest = (None, None) if kind == "piecewise" else (np.full(n_inputs, np.inf), np.full(n_inputs, -np.inf))
     step = block_rows(n_inputs)
     # Features whose values reach past ~1e154 overflow here: the moments
     # come out non-finite, and InputScaling.from_moments says so with a
     # remedy, so numpy's RuntimeWarnings would only be noise before it.
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         for start in range(0, n_rows, step):
             stop = min(start + step, n_rows)
             block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop], encoding)
             moments = merge_moments(moments, (stop - start, *_mean_and_squares(block)))
+            if lowest is not None and stop > start:
+                np.minimum(lowest, _column_extreme(block, "min"), out=lowest)
+                np.maximum(highest, _column_extreme(block, "max"), out=highest)
+    if lowest is not None:
+        underflowed = (moments[2] == 0.0) & (highest > lowest)
+        if underflowed.any():
+            _warn_flattened(
+                np.flatnonzero(underflowed).tolist(), "about 1e-154 (its variance underflows float64)",
+                'Rescale it, or use feature_scaling="piecewise".',
+            )
     return moments
+
+
+def _column_extreme(block, which):
+    """Each column's smallest or largest value (the implicit zeros of CSR
+    included)."""
+    extreme = getattr(block, which)(axis=0)
+    return np.asarray(extreme.toarray() if sp.issparse(extreme) else extreme, dtype=np.float64).ravel()
 
 
 def merge_moments(a, b):
@@ -451,7 +473,7 @@ class PiecewiseEncoding:
         edges = [_distinct_edges(q) for q in quantiles]
         flattened = [j for j, (q, e) in enumerate(zip(quantiles, edges)) if len(e) == 1 < len(np.unique(q))]
         if flattened:
-            _warn_flattened(flattened, X.dtype)
+            _warn_flattened(flattened, *_below_normal(X.dtype))
         return cls(edges, X.dtype)
 
     def transform(self, block):
@@ -486,16 +508,21 @@ class PiecewiseEncoding:
         return encoded
 
 
-def _warn_flattened(features, dtype):
+def _warn_flattened(features, limit, remedy):
     # Silently a constant input otherwise: every row would score the same.
     more = f" (and {len(features) - 1} more)" if len(features) > 1 else ""
     warnings.warn(
-        f"Feature {features[0]}{more} of X varies only by less than {np.dtype(dtype)}'s "
-        f"smallest normal number ({np.finfo(dtype).tiny:g}), so the input scaling reads "
-        "it as constant. Rescale it, or give X as float64.",
+        f"Feature {features[0]}{more} of X varies only by less than {limit}, so the input "
+        f"scaling reads it as constant. {remedy}",
         UserWarning,
         stacklevel=2,
     )
+
+
+def _below_normal(dtype):
+    """:func:`_warn_flattened`'s limit and remedy for a spread below the
+    smallest normal number of ``dtype``."""
+    return f"{np.dtype(dtype)}'s smallest normal number ({np.finfo(dtype).tiny:g})", "Rescale it, or give X as float64."
 
 
 def _distinct_edges(quantiles):

@@ -1223,6 +1223,42 @@ def test_bad_data_raises_a_clear_value_error(name):
         assert not hasattr(ranker, "coefs_")  # never a half-trained (or NaN) model
 
 
+@pytest.mark.parametrize("form", [np.asarray, sp.csr_matrix], ids=["dense", "csr"])
+@pytest.mark.parametrize("kind", ["standard", "log1p"])
+def test_a_spread_whose_variance_underflows_warns_that_it_reads_as_constant(kind, form):
+    """A feature varying by ~1e-170 squares to 0 in float64 and is read as
+    constant (every row then scored alike on it), as a spread below the
+    dtype's smallest normal number is; that was silent. A feature of one
+    tiny value is constant and says nothing."""
+    X, y, qid = _small(8)
+    params = dict(feature_scaling=kind, hidden_layer_sizes=(4,), max_iter=3, random_state=0, **FAST)
+    tiny = X.copy()
+    tiny[:, 1] *= 1e-170
+    with pytest.warns(UserWarning, match=r"Feature 1 of X varies only by less than about 1e-154 .*read"):
+        LambdaRankRanker(**params).fit(form(tiny), y, groups=qid)
+    tiny[:, 1] = 1e-170
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        LambdaRankRanker(**params).fit(form(tiny), y, groups=qid)
+
+
+@pytest.mark.parametrize("kind", ["standard", "log1p"])
+def test_tiny_but_representable_spreads_are_standardized(kind):
+    """Features scaled by 1e-150 (their squared deviations ~1e-300, still
+    normal float64 numbers) give the model of the unscaled features: the
+    standardized inputs differ by rounding only (log1p of a value this
+    small is the value itself, so compare it with "standard" on X)."""
+    X, y, qid = _small(8)
+    X = np.abs(X) + 0.5  # log1p of the unscaled X would bend the features
+    params = dict(hidden_layer_sizes=(4,), max_iter=3, random_state=0, **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        tiny = LambdaRankRanker(feature_scaling=kind, **params).fit(X * 1e-150, y, groups=qid)
+        plain = LambdaRankRanker(feature_scaling="standard", **params).fit(X, y, groups=qid)
+    np.testing.assert_allclose(tiny.predict(X * 1e-150), plain.predict(X), rtol=1e-6, atol=1e-9)
+
+
 def _diverging_fit(X, y, qid):
     # A step of 1e300 on features ~1e6 overflows the weights in one epoch.
     ranker = LambdaRankRanker(solver="sgd", learning_rate_init=1e300, max_iter=3, random_state=0, **FAST)
