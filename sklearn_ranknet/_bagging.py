@@ -68,7 +68,9 @@ class BaggingRanker(BaseEstimator):
         Train each member on a bootstrap sample of whole queries (drawn with
         replacement, as many as there are queries; with ``sample_weight``,
         as many as there are of positive weight, drawn from those) instead
-        of on all of them. Copies of a query drawn more than once get distinct query ids.
+        of on all of them. Copies of a query drawn more than once get distinct query ids
+        (so a member's early stopping may hold out one copy and train on
+        another: see :ref:`limitations`).
         Without ``groups`` all rows form one query and the sample is the
         whole data.
     n_jobs : int, default=None

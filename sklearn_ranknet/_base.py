@@ -214,12 +214,7 @@ class BaseRanker(BaseEstimator):
         """
         self._validate_params()
         with self._as_before_if_it_raises():
-            if not (self.warm_start and hasattr(self, "coefs_")):
-                self._reset()
-            # Like MLPRegressor: each fit starts a new optimizer, so changed
-            # hyperparameters apply; only partial_fit carries its state on.
-            for name in OPTIMIZER_STATE:
-                self.__dict__.pop(name, None)
+            self._begin_fit()
             X, groups = features_and_groups(X, groups, self.query_column)
             return self._fit(X, y, groups, sample_weight, incremental=False)
 
@@ -393,6 +388,16 @@ class BaseRanker(BaseEstimator):
                 del self.__dict__[name]
             self.__dict__.update(before)
             raise
+
+    def _begin_fit(self):
+        """What every ``fit`` (not ``partial_fit``) starts from: a fresh
+        model, or with ``warm_start`` the fitted one. Like MLPRegressor's,
+        each fit starts a new optimizer, so changed hyperparameters apply;
+        only partial_fit carries its state on."""
+        if not (self.warm_start and hasattr(self, "coefs_")):
+            self._reset()
+        for name in OPTIMIZER_STATE:
+            self.__dict__.pop(name, None)
 
     def _reset(self):
         for name in (

@@ -642,8 +642,8 @@ def _by_gradients(ranker, client, plan, monitor):
     shards, active = plan.shards, plan.active
     params = plan.params(ranker)
     optimizer = new_optimizer(ranker, params, plan.step)
-    size = 32 if ranker.batch_size == "auto" else ranker.batch_size
     largest = max(plan.train.local_queries(i).size for i in active)
+    size = ranker._batch_size(int(largest))  # the parameters design's "auto" (LambdaRank's 16)
     n_steps = max(-(-int(largest) // size), 1)
     stopped = False
     for _ in range(ranker.max_iter):

@@ -295,6 +295,11 @@ def fit_stochastic(ranker, data, incremental):
     if best_params is not None:  # in place: the optimizer holds these arrays
         for param, best in zip(params, best_params):
             param[...] = best
+        # The average (and the trained weights behind it) is the last
+        # epoch's, which early stopping passed over: a partial_fit resuming
+        # it would start from there, not from the model returned. The next
+        # call starts a new average from the returned weights instead.
+        ranker.__dict__.pop("_weight_average", None)
 
 
 def new_optimizer(ranker, params, step):

@@ -88,7 +88,7 @@ from sklearn.utils.validation import _check_feature_names, _check_n_features, ch
 
 from . import _dask_training
 from . import metrics as _metrics
-from ._base import OPTIMIZER_STATE, check_groups_for_score
+from ._base import check_groups_for_score
 from ._groups import QueryGroups, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
@@ -583,10 +583,7 @@ class _DaskRanker:
         client = _get_client(self.client)
         # As in memory: a fit that raises leaves the ranker as it was.
         with self._as_before_if_it_raises():
-            if not (self.warm_start and hasattr(self, "coefs_")):
-                self._reset()
-            for name in OPTIMIZER_STATE:
-                self.__dict__.pop(name, None)
+            self._begin_fit()
             first_call = not hasattr(self, "coefs_")
             if not first_call:
                 self._check_same_network()  # warm_start continues the fitted network

@@ -156,6 +156,24 @@ def test_early_stopping_keeps_the_best_average(monkeypatch):
     assert _training.validation_score(ranker, held_out["val"]) == ranker.best_validation_score_
 
 
+def test_partial_fit_after_early_stopping_goes_on_from_the_model_returned():
+    """Early stopping returns an earlier epoch's average; a partial_fit
+    after it starts from that model, not from the average (and trained
+    weights) of the last epoch, which early stopping passed over. With a
+    step of 1e-12 the weights cannot move by more than ~1e-10 in one
+    epoch (Adam moves each by about the step per update), so the model
+    stays the returned one to that precision."""
+    X, y, qid = make_ranking(80, n_features=6, n_informative=4, max_docs=15, random_state=3)
+    ranker = RankNetRanker(hidden_layer_sizes=(4,), ema_momentum=0.9, early_stopping=True,
+                           validation_fraction=0.2, n_iter_no_change=3, max_iter=40, learning_rate_init=0.01,
+                           input_noise=0.0, random_state=0).fit(X, y, groups=qid)
+    assert int(np.argmax(ranker.validation_scores_)) + 1 < ranker.n_iter_  # an earlier epoch was kept
+    returned = [p.copy() for p in ranker.coefs_ + ranker.intercepts_]
+    ranker.set_params(learning_rate_init=1e-12).partial_fit(X, y, groups=qid)
+    for now, then in zip(ranker.coefs_ + ranker.intercepts_, returned):
+        np.testing.assert_allclose(now, then, rtol=0, atol=1e-9)
+
+
 def test_lbfgs_ignores_averaging():
     X, y, qid = make_ranking(30, n_features=4, n_informative=2, random_state=5)
     params = dict(hidden_layer_sizes=(3,), solver="lbfgs", max_iter=15, random_state=0)
