@@ -280,7 +280,11 @@ class BaggingRanker(BaseEstimator):
     def _member_fit_params(self, template, groups, sample_weight):
         """What each member's ``fit`` gets besides X and y, for all rows."""
         if _routing_enabled():
-            routed = process_routing(self, "fit", groups=groups, sample_weight=sample_weight)
+            # Only what was passed: a member that declines sample_weight
+            # (set_fit_request(sample_weight=False)) must still fit unweighted.
+            given = {name: value for name, value in (("groups", groups), ("sample_weight", sample_weight))
+                     if value is not None}
+            routed = process_routing(self, "fit", **given)
             return dict(routed["estimator"]["fit"])
         params = {}
         for name, value in (("groups", groups), ("sample_weight", sample_weight)):

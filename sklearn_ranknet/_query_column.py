@@ -167,8 +167,9 @@ def query_column_of(estimator):
     """The ``query_column`` an estimator reads its query ids from, or None.
 
     Looks through a Pipeline to its last step, through a fitted search
-    (``best_estimator_``) and through a fitted BaggingRanker to its members,
-    so a scorer finds the ids in the X it is given.
+    (``best_estimator_``), a fitted TransformedTargetRegressor
+    (``regressor_``) and a fitted BaggingRanker to its members, so a scorer
+    finds the ids in the X it is given.
     """
     return _reader_of(estimator, None)[0]
 
@@ -193,6 +194,9 @@ def _reader_of(estimator, X):
             estimator = estimator.steps[-1][1]
         elif hasattr(estimator, "best_estimator_"):
             estimator = estimator.best_estimator_
+        elif hasattr(estimator, "regressor_"):
+            # A fitted TransformedTargetRegressor: it hands X on as it is.
+            estimator = estimator.regressor_
         elif hasattr(estimator, "query_column") and len(getattr(estimator, "estimators_", ())) > 0:
             # A fitted BaggingRanker: its members read the same column. (Other
             # ensembles' estimators_ may be arrays: asked only of ours.)

@@ -34,6 +34,7 @@ from sklearn import config_context
 from sklearn.metrics._scorer import _Scorer  # what make_scorer builds
 from sklearn.utils import assert_all_finite
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils.metadata_routing import _routing_enabled
 
 from . import _kernels
 from ._groups import group_rows, query_weights
@@ -473,16 +474,35 @@ _ROUTING_HELP = (
     "parameter; the scorer then reads them from there."
 )
 
+# Routing on, and still no ids: the scorer did not ask for them, or its
+# caller had none to give.
+_ROUTED_HELP = (
+    "{name} scores each query separately, so it needs the query id of every "
+    "row, and none arrived although metadata routing is on: without them every "
+    "fold would be scored as if it were one single query. Either the scorer "
+    "does not request groups (set_score_request replaces its requests: "
+    "`{name}(...).set_score_request(groups=True, sample_weight=True)` asks for "
+    "both), or its caller passed none: pass them where you fit, "
+    "`GridSearchCV(...).fit(X, y, groups=qid)` or "
+    "`cross_validate(..., params={{'groups': qid}})`. scikit-learn's "
+    "`permutation_importance` passes no ids to its scorer: use "
+    "`sklearn_ranknet.inspection.permutation_importance`."
+)
+
+
+def _missing_groups(name):
+    return ValueError((_ROUTED_HELP if _routing_enabled() else _ROUTING_HELP).format(name=name))
+
 
 def _ndcg_by_query(y_true, y_pred, *, groups=None, sample_weight=None, **kwargs):
     if groups is None and len(y_true) > 1:
-        raise ValueError(_ROUTING_HELP.format(name="ndcg_scorer"))
+        raise _missing_groups("ndcg_scorer")
     return ndcg_score(y_true, y_pred, groups=groups, sample_weight=sample_weight, **kwargs)
 
 
 def _map_by_query(y_true, y_pred, *, groups=None, sample_weight=None, **kwargs):
     if groups is None and len(y_true) > 1:
-        raise ValueError(_ROUTING_HELP.format(name="map_scorer"))
+        raise _missing_groups("map_scorer")
     return map_score(y_true, y_pred, groups=groups, sample_weight=sample_weight, **kwargs)
 
 

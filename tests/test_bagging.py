@@ -292,6 +292,11 @@ def test_routing_on_groups_and_sample_weight_reach_members():
         # A member that did not request sample_weight: routing refuses it.
         with pytest.raises(ValueError, match="sample_weight"):
             BaggingRanker(Recorder(), n_estimators=2).fit(X, y, groups=qid, sample_weight=sample_weight)
+        # A member that declines it fits unweighted, when none is passed
+        # (the weights not passed once counted as passed, and failed).
+        declining = BaggingRanker(Recorder().set_fit_request(sample_weight=False), n_estimators=2, random_state=0)
+        declining.fit(X, y, groups=qid)
+        assert all(fitted.sample_weight_ is None and fitted.groups_ is not None for fitted in declining.estimators_)
 
 
 @pytest.mark.parametrize("bootstrap", [False, True])

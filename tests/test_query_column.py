@@ -159,6 +159,19 @@ def test_query_column_must_be_a_name_or_a_position():
         LambdaRankRanker(query_column=True, **FAST).fit(np.column_stack([qid, X]), y)
 
 
+def test_scorers_find_the_column_through_a_transformed_target_regressor():
+    """With routing off the scorer looks through the fitted wrapper to the
+    ranker's query_column (it asked the user to set what was set)."""
+    from sklearn.compose import TransformedTargetRegressor
+
+    X, y, qid = _data()
+    Xq = np.column_stack([qid, X])
+    wrapped = TransformedTargetRegressor(LambdaRankRanker(query_column=0, **FAST), func=np.log1p,
+                                         inverse_func=np.expm1, check_inverse=False).fit(Xq, y)
+    expected = ndcg_score(y, wrapped.predict(Xq), groups=qid, k=10)
+    assert ndcg_scorer(10)(wrapped, Xq, y) == pytest.approx(expected, abs=NDCG_ATOL)
+
+
 def _routing_on_scores(estimator, X, y, qid, scoring):
     with sklearn.config_context(enable_metadata_routing=True):
         return cross_validate(estimator, X, y, params={"groups": qid}, cv=GroupKFold(3), scoring=scoring)

@@ -139,6 +139,19 @@ def test_routing_off_is_an_error_that_says_how_to_turn_it_on(make):
         search.fit(X, y, groups=qid)
 
 
+@pytest.mark.parametrize("make", [ndcg_scorer, map_scorer])
+def test_routing_on_without_groups_says_what_to_request(make, routing):
+    """set_score_request replaces the scorer's requests: one that asks for
+    sample_weight alone gets no ids. The error must not advise turning on
+    routing (it is on), but name the request."""
+    X, y, qid = _ranking_data(seed=6)
+    scorer = make().set_score_request(sample_weight=True)
+    weights = np.ones(len(y))
+    with pytest.raises(ValueError, match=r"although metadata routing is on.*set_score_request\(groups=True"):
+        cross_validate(Ridge().set_fit_request(sample_weight=False), X, y, cv=GroupKFold(3), scoring=scorer,
+                       params={"groups": qid, "sample_weight": weights}, error_score="raise")
+
+
 def test_routing_off_with_default_error_score_never_gives_a_number():
     X, y, qid = _ranking_data(seed=7)
     search = GridSearchCV(Ridge(), {"alpha": [1.0]}, cv=GroupKFold(3), scoring=ndcg_scorer())
