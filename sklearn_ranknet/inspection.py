@@ -118,7 +118,8 @@ def permutation_importance(
         - any callable ``scorer(estimator, X, y, groups=groups)`` (plus
           ``sample_weight=`` when ``sample_weight`` is given) returning a
           float, or a dict of floats for several metrics at once;
-        - a dict ``{name: scorer}`` of the above, for several metrics.
+        - a dict ``{name: scorer}`` of the above, each returning one float,
+          for several metrics.
 
     n_repeats : int, default=5
         Number of times each feature is permuted.
@@ -394,7 +395,15 @@ class _MultiMetric:
         self.scorers = scorers
 
     def __call__(self, estimator, X, y, groups, sample_weight):
-        return {name: scorer(estimator, X, y, groups, sample_weight) for name, scorer in self.scorers.items()}
+        scores = {name: scorer(estimator, X, y, groups, sample_weight) for name, scorer in self.scorers.items()}
+        for name, score in scores.items():
+            if isinstance(score, dict):
+                raise ValueError(
+                    f"scoring[{name!r}] returned a dict ({sorted(score)}); in a dict of scorers each "
+                    "must return one float. Pass a scorer that returns a dict alone, as scoring=..., "
+                    "or give each of its metrics a scorer of its own."
+                )
+        return scores
 
 
 # --------------------------------------------------------------------------

@@ -498,6 +498,11 @@ def test_several_metrics(routing_on):
     from_dict = permutation_importance(model, X, y, groups=qid, n_repeats=2, random_state=0, scoring=both)
     np.testing.assert_array_equal(from_dict["map"].importances, single.importances)
     np.testing.assert_array_equal(from_dict["ndcg"].importances, result["ndcg@10"].importances)
+    # Inside a dict each scorer gives one float: a dict within a dict is
+    # refused by name (it crashed in numpy, "float() argument must be ...").
+    with pytest.raises(ValueError, match=r"scoring\['both'\] returned a dict \(\['map', 'ndcg'\]\)"):
+        permutation_importance(model, X, y, groups=qid, n_repeats=2, random_state=0,
+                               scoring={"both": both, "map": map_scorer()})
 
 
 def test_sample_weight_reaches_every_kind_of_scorer():
