@@ -205,8 +205,25 @@ def make_shard(frame, template, feature_columns, dtype, weighted):
     return Shard(template, X, y, groups, weights)
 
 
-def shard_summary(shard, scaling_kind, edge_rows):
+def shard_summary(shard, edge_rows, scaling_kind):
     return shard.summary(scaling_kind, edge_rows)
+
+
+def shard_counted_rows(shard):
+    """The shard's rows of positive weight: those the input scaling reads."""
+    return 0 if shard.data is None else len(shard.data.weighted.rows)
+
+
+def _edge_budgets(counts):
+    """How many rows each shard sends for the bin edges: every one when the
+    shards hold at most ``EDGE_SAMPLE_ROWS`` together, so that the edges
+    are those of the in-memory ranker (which reads every row up to that
+    many), else a share in proportion to the shard's rows, so that the
+    pooled sample stays spread evenly over all of them."""
+    total = sum(counts)
+    if total <= EDGE_SAMPLE_ROWS:
+        return [max(count, 1) for count in counts]
+    return [max(1, -(-EDGE_SAMPLE_ROWS * count // total)) for count in counts]
 
 
 def split_shard(shard, train_queries, val_queries, loss_queries, scaling, l2, step):
@@ -480,10 +497,15 @@ class _Plan:
 
     def __init__(self, ranker, client, shards):
         first_call = not hasattr(ranker, "coefs_")
+        scaling_kind = ranker.feature_scaling if first_call else None
+        budgets = [None] * len(shards)
+        if scaling_kind == "piecewise":
+            budgets = _edge_budgets(gather(
+                client, client.map(shard_counted_rows, shards, pure=False), "partitions' sizes"
+            ))
         summaries = gather(
             client,
-            client.map(shard_summary, shards, scaling_kind=ranker.feature_scaling if first_call else None,
-                       edge_rows=max(1, EDGE_SAMPLE_ROWS // max(len(shards), 1)), pure=False),
+            client.map(shard_summary, shards, budgets, scaling_kind=scaling_kind, pure=False),
             "partitions' summaries",
         )
         table = QueryTable.from_summaries(summaries, ranker.partitioned_by_query)

@@ -134,6 +134,11 @@ def _partitions(collection, name, ndim):
         if len(collection.columns) != 1:
             raise ValueError(f"{name} must be one column; got a DataFrame of {len(collection.columns)}.")
         collection = collection[collection.columns[0]]
+    if isinstance(collection, dd.Series) and ndim == 2:
+        raise ValueError(
+            f"{name} must be 2-D: a dask DataFrame or 2-D array; got a Series. For a single "
+            f"feature, use {name}.to_frame()."
+        )
     if isinstance(collection, (dd.DataFrame, dd.Series)):
         return list(collection.to_delayed()), collection._meta
     raise TypeError(
@@ -290,10 +295,19 @@ def _query_values(frame, metric, k, gain, ignore_ties, weighted):
     return query_groups.query_ids, values, empty, weights, len(frame)
 
 
+def _computed(client, *collections):
+    """``dask.compute(*collections)``, on ``client`` when one is given (a
+    ranker's own, which need not be the default scheduler)."""
+    if client is None:
+        return dask.compute(*collections)
+    return tuple(client.gather(client.compute(list(collections))))
+
+
 def _query_mean(metric, y_true, y_score, *, groups, sample_weight, k, gain, ignore_ties,
-                empty_query_score, partitioned_by_query, X=None, query_column=None):
+                empty_query_score, partitioned_by_query, X=None, query_column=None, client=None):
     """Mean over queries of a metric on dask collections: co-located, per
-    query values on each partition, the mean on the client."""
+    query values on each partition, the mean on the client (computed on
+    ``client``, or the default scheduler when None)."""
     frame, _, _ = _zipped(X=X, y=y_true, groups=groups, sample_weight=sample_weight, y_score=y_score,
                           query_column=query_column, y_name="y" if X is not None else "y_true")
     if _numpy_dtype(frame._meta[_Y].dtype).kind not in "biuf":
@@ -302,7 +316,7 @@ def _query_mean(metric, y_true, y_score, *, groups, sample_weight, k, gain, igno
     weighted = sample_weight is not None
     tasks = [dask.delayed(_query_values, pure=True)(p, metric, k, gain, ignore_ties, weighted)
              for p in parts]
-    results = dask.compute(*tasks)
+    results = _computed(client, *tasks)
     ids = np.concatenate([r[0] for r in results])
     if len(ids) == 0:
         raise ValueError("y_true and y_score are empty; there is nothing to rank.")
@@ -510,8 +524,13 @@ class _DaskRanker:
         # clone shares it instead, as it would share n_jobs.
         params = self.get_params(deep=False)
         client = params.pop("client")
-        return type(self)(**{name: clone(value, safe=False) for name, value in params.items()},
-                          client=client)
+        cloned = type(self)(**{name: clone(value, safe=False) for name, value in params.items()}, client=client)
+        # What scikit-learn's clone carries besides the parameters: the
+        # metadata requests (set_fit_request, ...) and set_output's choice.
+        for name in ("_metadata_request", "_sklearn_output_config"):
+            if name in vars(self):
+                setattr(cloned, name, copy.deepcopy(vars(self)[name]))
+        return cloned
 
     def _local_params(self):
         params = self.get_params(deep=False)
@@ -654,7 +673,9 @@ class _DaskRanker:
             return X.map_blocks(_predict_rows, model, dtype, drop_axis=1, dtype=dtype,
                                 meta=np.empty((0,), dtype=dtype))
         if isinstance(X, dd.DataFrame):
-            dtype = _scores_dtype(self.coefs_[0].dtype, X.dtypes)
+            # The query column, which the model drops, has no say in the dtype.
+            features = split_query_column(X._meta, self.query_column)[0]
+            dtype = _scores_dtype(self.coefs_[0].dtype, features.dtypes)
             scores = X.map_partitions(_predict_frame, model, dtype, meta=pd.Series([], dtype=dtype))
             return scores.to_dask_array()
         raise TypeError(
@@ -683,14 +704,18 @@ class _DaskRanker:
         check_is_fitted(self, "coefs_")
         scores = self.predict(X)
         if groups is None and self.query_column is None:
-            n_rows = y.shape[0] if isinstance(y, da.Array) else np.nan
-            n_rows = int(len(y) if np.isnan(n_rows) else n_rows)
-            check_groups_for_score(None, n_rows, type(self).__name__)
+            if isinstance(y, da.Array):  # chunks of unknown size are counted on the cluster
+                counts = y.map_blocks(lambda block: np.array([len(block)]), chunks=(1,), dtype=np.int64)
+                n_rows = y.shape[0] if not np.isnan(y.shape[0]) else _computed(self.client, counts.sum())[0]
+            else:
+                n_rows = _computed(self.client, y.map_partitions(len).sum())[0]
+            check_groups_for_score(None, int(n_rows), type(self).__name__)
         return _query_mean(
             "ndcg", y, scores, groups=groups, sample_weight=sample_weight, k=SCORE_K,
             gain=getattr(self, "gain", "exponential"), ignore_ties=False, empty_query_score=1.0,
             partitioned_by_query=self.partitioned_by_query,
             X=X if self.query_column is not None else None, query_column=self.query_column,
+            client=self.client,
         )
 
 

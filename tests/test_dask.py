@@ -126,6 +126,23 @@ def test_client_survives_clone_but_not_pickling(client):
     assert restored.client_ is client  # the default client
 
 
+def test_clone_keeps_metadata_requests(client):
+    """As scikit-learn's clone does: requests set with set_fit_request and
+    set_score_request survive (GridSearchCV clones; a Pipeline holding the
+    ranker lost its sample_weight request, and every fit of the search
+    failed)."""
+    with sklearn.config_context(enable_metadata_routing=True):
+        ranker = skd.DaskRankNetRanker(client=client).set_fit_request(sample_weight=True, groups=False)
+        ranker.set_score_request(groups=False)
+        cloned = clone(ranker)
+        assert cloned.client is client
+        assert cloned.get_metadata_routing().fit.requests == {"groups": False, "sample_weight": True}
+        assert cloned.get_metadata_routing().score.requests["groups"] is False
+        # The clone's requests are its own.
+        cloned.set_fit_request(sample_weight=False)
+        assert ranker.get_metadata_routing().fit.requests["sample_weight"] is True
+
+
 def test_fitted_ranker_pickles_and_to_local_is_in_memory(client, data):
     X, y, qid = data
     dX, dy, dq = chunked(X, y, qid, chunks=500)
@@ -288,6 +305,25 @@ def test_piecewise_edges_of_large_data_come_from_every_partition(client, data, m
     # partitions were pooled (one partition's rows cover a quarter of it).
     assert edges[0] <= 0.1 * len(X) and edges[-1] >= 0.9 * len(X)
     assert len(edges) == 9
+
+
+def test_piecewise_edges_of_unequal_partitions_are_the_in_memory_ones(client, data, monkeypatch):
+    """Below the sample limit every row places the edges, whatever the
+    partitions' sizes: an equal budget per partition once subsampled the
+    larger one (85 % of the rows here) although the total fitted."""
+    from sklearn_ranknet import _dask_training, _inputs
+
+    X, y, qid = data
+    monkeypatch.setattr(_dask_training, "EDGE_SAMPLE_ROWS", len(X))
+    monkeypatch.setattr(_inputs, "EDGE_SAMPLE_ROWS", len(X))
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    cut = int(starts[np.searchsorted(starts, 0.85 * len(X))])
+    dX, dy, dq = chunked(X, y, qid, chunks=(cut, len(X) - cut))
+    params = {**QUICK, "max_iter": 1}
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(feature_scaling="piecewise", **params), dX, dy, groups=dq)
+    in_memory = quiet_fit(LambdaRankRanker(feature_scaling="piecewise", **params), X, y, groups=qid)
+    for got, want in zip(ranker.bin_edges_, in_memory.bin_edges_):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_piecewise_bins_follow_the_rows_of_all_partitions(client, data, monkeypatch):
@@ -760,3 +796,50 @@ def test_a_fitted_dask_ranker_exports_to_onnx_as_its_in_memory_twin(client, data
     session = rt.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
     got = session.run(None, {session.get_inputs()[0].name: X})[0].ravel()
     np.testing.assert_allclose(got, ranker.to_local().predict(X), rtol=1e-9, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Found by an audit of the Dask twins' semantics (2026-11-27)
+
+
+def test_score_computes_on_the_rankers_own_client(data):
+    """A client that is not the default one (a second cluster): score ran
+    its query values on the default scheduler, which does not hold data
+    persisted on that client ("Missing dependency")."""
+    X, y, qid = data
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0",
+                            set_as_default=False) as own:
+        dX, dy, dq = own.persist(chunked(X, y, qid, chunks=500))
+        ranker = quiet_fit(skd.DaskRankNetRanker(client=own, **QUICK), dX, dy, groups=dq)
+        expected = ranker.to_local().score(X, y, groups=qid)
+        assert ranker.score(dX, dy, groups=dq) == pytest.approx(expected, rel=1e-12)
+
+
+def test_score_without_groups_on_chunks_of_unknown_size(client, data):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    ranker = quiet_fit(skd.DaskRankNetRanker(**QUICK), dX, dy, groups=dq)
+    unknown = dy[dy >= 0]  # every row, in chunks of unknown size
+    assert np.isnan(unknown.shape[0])
+    with pytest.raises(ValueError, match=f"got no groups, so it would score all {len(y)} rows as one query"):
+        ranker.score(dX, unknown)
+
+
+def test_fit_refuses_a_series_as_x(client, data):
+    X, y, qid = data
+    frame = dd.from_pandas(pd.DataFrame({"f0": X[:, 0], "y": y, "qid": qid}), npartitions=2)
+    with pytest.raises(ValueError, match=r"X must be 2-D: a dask DataFrame or 2-D array; got a Series.*to_frame"):
+        skd.DaskRankNetRanker(**QUICK).fit(frame["f0"], frame["y"], groups=frame["qid"])
+
+
+def test_predict_dtype_is_the_models_with_a_query_column(client, data):
+    """A float32 model predicts float32, as its in-memory twin does: the
+    integer id column, which the model drops, once made it float64."""
+    X, y, qid = data
+    frame = pd.DataFrame(X.astype(np.float32), columns=[f"f{i}" for i in range(X.shape[1])])
+    frame.insert(0, "qid", qid)
+    ddf = dd.from_pandas(frame, npartitions=2)
+    ranker = quiet_fit(skd.DaskRankNetRanker(query_column="qid", **QUICK), ddf, dd.from_pandas(pd.Series(y), npartitions=2))
+    scores = ranker.predict(ddf)
+    assert scores.dtype == np.float32 and scores.compute().dtype == np.float32
+    assert ranker.to_local().predict(frame).dtype == np.float32
