@@ -25,8 +25,8 @@ from ._inputs import (
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._noise import AUTO_INPUT_NOISE, auto_input_noise
 from ._query_column import (
-    QUERY_COLUMN_CONSTRAINT, ROUTING_OFF_FIXES, check_width_with_column, features_and_groups,
-    merge_groups, split_query_column,
+    QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, merge_groups,
+    missing_ids_fixes, split_query_column,
 )
 from ._training import SCORE_K, TrainingSet
 from ._validation import check_relevance_labels, first_text, float_column, label_remedy, shown
@@ -661,7 +661,7 @@ def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
     if groups is None and n_samples > 1:
         warnings.warn(
             f"{method} got no groups, so all {n_samples} rows are treated as one "
-            f"query. {ROUTING_OFF_FIXES}",
+            f"query. {missing_ids_fixes()}",
             UserWarning,
             stacklevel=stacklevel,
         )
@@ -787,5 +787,5 @@ def check_groups_for_score(groups, n_samples, owner):
     if groups is None and n_samples > 1:
         raise ValueError(
             f"{owner}.score got no groups, so it would score all {n_samples} rows as "
-            f"one query. {ROUTING_OFF_FIXES}"
+            f"one query. {missing_ids_fixes()}"
         )

@@ -13,6 +13,7 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.metadata_routing import _routing_enabled
 
 ROUTING_OFF_FIXES = (
     "Either pass groups=<query id per row> (inside GridSearchCV, cross_validate "
@@ -21,6 +22,21 @@ ROUTING_OFF_FIXES = (
     "in a column of X and name it with the ranker's query_column parameter, "
     "which works with routing off."
 )
+
+ROUTING_ON_FIXES = (
+    "Metadata routing is on: pass groups=<query id per row> where you fit or "
+    "score (GridSearchCV(...).fit(X, y, groups=qid), cross_validate(..., "
+    "params={'groups': qid})), and keep the ranker's requests for them "
+    "(set_fit_request and set_score_request replace them; the rankers ask for "
+    "groups by default). Or keep the query ids in a column of X and name it "
+    "with the ranker's query_column parameter."
+)
+
+
+def missing_ids_fixes():
+    """The ways to give a ranker its query ids, for a message about their
+    absence: they depend on whether metadata routing is on."""
+    return ROUTING_ON_FIXES if _routing_enabled() else ROUTING_OFF_FIXES
 
 
 def _is_dataframe(X):

@@ -325,6 +325,8 @@ def _resumed_optimizer(ranker, params, step):
     settings = (ranker.solver, ranker.learning_rate_init, ranker.momentum)
     optimizer = getattr(ranker, "_optimizer", None)
     made_for = getattr(optimizer, "made_for", None)
+    if optimizer is not None and made_for is None and isinstance(optimizer, SGD) == (settings[0] == "sgd"):
+        made_for = settings  # pickled before optimizers were tagged: taken as made for today's settings
     if made_for is None or made_for[0] != settings[0]:
         optimizer = new_optimizer(ranker, params, step)
     else:

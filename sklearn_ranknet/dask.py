@@ -92,7 +92,7 @@ from ._base import check_groups_for_score
 from ._groups import QueryGroups, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
-from ._query_column import ROUTING_OFF_FIXES, merge_groups, split_query_column
+from ._query_column import merge_groups, missing_ids_fixes, split_query_column
 from ._ranknet import RankNetRanker
 from ._training import SCORE_K
 
@@ -627,7 +627,7 @@ class _DaskRanker:
             )
         if groups is None and self.query_column is None:
             warnings.warn(
-                f"fit got no groups, so all rows are treated as one query. {ROUTING_OFF_FIXES}",
+                f"fit got no groups, so all rows are treated as one query. {missing_ids_fixes()}",
                 UserWarning,
                 stacklevel=4,  # the caller of fit
             )
@@ -707,8 +707,10 @@ class _DaskRanker:
             if isinstance(y, da.Array):  # chunks of unknown size are counted on the cluster
                 counts = y.map_blocks(lambda block: np.array([len(block)]), chunks=(1,), dtype=np.int64)
                 n_rows = y.shape[0] if not np.isnan(y.shape[0]) else _computed(self.client, counts.sum())[0]
-            else:
+            elif isinstance(y, (dd.Series, dd.DataFrame)):
                 n_rows = _computed(self.client, y.map_partitions(len).sum())[0]
+            else:  # not a dask collection: the error says so once the groups are there
+                n_rows = len(y)
             check_groups_for_score(None, int(n_rows), type(self).__name__)
         return _query_mean(
             "ndcg", y, scores, groups=groups, sample_weight=sample_weight, k=SCORE_K,

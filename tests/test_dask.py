@@ -821,8 +821,9 @@ def test_score_without_groups_on_chunks_of_unknown_size(client, data):
     ranker = quiet_fit(skd.DaskRankNetRanker(**QUICK), dX, dy, groups=dq)
     unknown = dy[dy >= 0]  # every row, in chunks of unknown size
     assert np.isnan(unknown.shape[0])
-    with pytest.raises(ValueError, match=f"got no groups, so it would score all {len(y)} rows as one query"):
-        ranker.score(dX, unknown)
+    for labels in (unknown, dd.from_dask_array(dy), y):  # y in memory too: the same error
+        with pytest.raises(ValueError, match=f"got no groups, so it would score all {len(y)} rows as one query"):
+            ranker.score(dX, labels)
 
 
 def test_fit_refuses_a_series_as_x(client, data):

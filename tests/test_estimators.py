@@ -442,6 +442,11 @@ def test_score_without_groups_is_an_error_naming_both_fixes():
     assert "query_column" in str(error.value)
     # One row is one query whatever the groups say: no error.
     assert ranker.score(X[:1], y[:1]) == ranker.score(X[:1], y[:1], groups=qid[:1])
+    # With routing on, turning it on is no advice: what to pass and request.
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.raises(ValueError, match=r"score got no groups.*Metadata routing is on: pass groups=") as error:
+            ranker.score(X, y)
+    assert "enable_metadata_routing=True" not in str(error.value) and "set_score_request" in str(error.value)
 
 
 def test_routing_off_warns_how_to_turn_it_on():
@@ -1574,6 +1579,33 @@ def test_set_params_between_partial_fit_calls_changes_the_steps(cls):
     # Back to a real step: the model learns again.
     ranker.set_params(learning_rate_init=0.1)
     assert _largest_weight_change(ranker, X, y, qid) > 1e-5
+
+
+def test_momentum_set_between_partial_fit_calls_takes_effect():
+    """Under SGD, a momentum set between calls changes the next call's
+    steps (the velocity is kept, its weight is the new momentum); the same
+    model with the momentum it had takes other steps."""
+    X, y, qid = _small(6)
+    ranker = RankNetRanker(hidden_layer_sizes=(4,), solver="sgd", momentum=0.9, learning_rate_init=0.05,
+                           ema_momentum=0.0, random_state=0, **FAST)
+    ranker.partial_fit(X, y, groups=qid)
+    same = pickle.loads(pickle.dumps(ranker))
+    ranker.set_params(momentum=0.0).partial_fit(X, y, groups=qid)
+    same.partial_fit(X, y, groups=qid)
+    assert not np.allclose(ranker.predict(X), same.predict(X), rtol=0, atol=1e-6)
+
+
+def test_an_optimizer_pickled_before_it_was_tagged_carries_on():
+    """Optimizers pickled before they recorded the settings they were made
+    for are kept (with their moments) when the solver matches, not
+    replaced by a fresh one."""
+    X, y, qid = _small(6)
+    ranker = LambdaRankRanker(hidden_layer_sizes=(4,), random_state=0, **FAST).partial_fit(X, y, groups=qid)
+    old = pickle.loads(pickle.dumps(ranker))
+    del old._optimizer.made_for
+    for model in (ranker, old):
+        model.partial_fit(X, y, groups=qid)
+    np.testing.assert_array_equal(old.predict(X), ranker.predict(X))
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
