@@ -579,7 +579,7 @@ def _global_scaling(ranker, summaries, dtype, n_rows):
         shard_moments_list = [feature_moments(kind, sample, None, encoding)]
     else:
         shard_moments_list = [s["moments"] for s in summaries]
-    moments = (0, 0.0, 0.0)
+    moments = (0, 0.0, 0.0, None, None)
     for m in shard_moments_list:
         if m is not None:
             moments = merge_moments(moments, m)

@@ -179,10 +179,10 @@ class InputScaling:
 
     @classmethod
     def from_moments(cls, kind, moments, dtype, encoding=None):
-        """The scaling of ``(count, mean, squares)`` statistics (see
+        """The scaling of ``(count, mean, squares, lowest, highest)`` statistics (see
         :func:`feature_moments`; those of several row sets merge with
         :func:`merge_moments`), in ``dtype``."""
-        count, mean, squares = moments
+        count, mean, squares, lowest, highest = moments
         scale = np.sqrt(squares / max(count, 1))
         overflowed = ~(np.isfinite(mean) & np.isfinite(scale))
         if overflowed.any():
@@ -205,6 +205,15 @@ class InputScaling:
                 f"its values reach so far that their scaled values, mean or variance overflow {where}. "
                 f"{remedy}"
             )
+        if lowest is not None:
+            # Squared deviations that underflowed: read as constant below,
+            # as a spread under the dtype's smallest normal number is.
+            underflowed = (squares == 0.0) & (highest > lowest)
+            if underflowed.any():
+                _warn_flattened(
+                    np.flatnonzero(underflowed).tolist(), "about 1e-154 (its variance underflows float64)",
+                    'Rescale it, or use feature_scaling="piecewise".',
+                )
         # Constant features are only centred, as StandardScaler does: a
         # spread within the rounding of count additions of the mean is 0.
         scale[scale <= max(count, 1) * np.finfo(np.float64).eps * np.abs(mean)] = 1.0
@@ -324,18 +333,16 @@ def _gather_encoded(X, rows, source, lower, inv_width, zero_level, bounds, mean,
 
 
 def feature_moments(kind, X, rows=None, encoding=None):
-    """``(count, mean, squares)`` of the transformed rows ``X[rows]`` (all
-    rows with ``rows=None``) in float64: the number of rows, each feature's
-    (each encoded input's) mean and its sum of squared deviations, read
-    block by block."""
+    """``(count, mean, squares, lowest, highest)`` of the transformed rows
+    ``X[rows]`` (all rows with ``rows=None``) in float64: the number of
+    rows, each feature's (each encoded input's) mean and its sum of squared
+    deviations, read block by block, and each feature's smallest and largest
+    value (None for encoded inputs, which span [-1, 1]): a feature may vary
+    by so little (below ~1e-154) that its squared deviations underflow to 0,
+    and only its range tells it from a constant one."""
     n_rows = X.shape[0] if rows is None else len(rows)
     n_inputs = X.shape[1] if encoding is None else encoding.n_inputs
-    moments = (0, np.zeros(n_inputs), np.zeros(n_inputs))
-    # The encoded inputs span [-1, 1]; a raw feature may vary by so little
-    # (below ~1e-154) that its squared deviations underflow to 0: it is then
-    # read as constant, as a spread below the dtype's smallest normal number
-    # is, and its range tells the two apart so that the user is told.
-    lowest, highest = (None, None) if kind == "piecewise" else (np.full(n_inputs, np.inf), np.full(n_inputs, -np.inf))
+    moments = (0, np.zeros(n_inputs), np.zeros(n_inputs), None, None)
     step = block_rows(n_inputs)
     # Features whose values reach past ~1e154 overflow here: the moments
     # come out non-finite, and InputScaling.from_moments says so with a
@@ -344,17 +351,9 @@ def feature_moments(kind, X, rows=None, encoding=None):
         for start in range(0, n_rows, step):
             stop = min(start + step, n_rows)
             block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop], encoding)
-            moments = merge_moments(moments, (stop - start, *_mean_and_squares(block)))
-            if lowest is not None and stop > start:
-                np.minimum(lowest, _column_extreme(block, "min"), out=lowest)
-                np.maximum(highest, _column_extreme(block, "max"), out=highest)
-    if lowest is not None:
-        underflowed = (moments[2] == 0.0) & (highest > lowest)
-        if underflowed.any():
-            _warn_flattened(
-                np.flatnonzero(underflowed).tolist(), "about 1e-154 (its variance underflows float64)",
-                'Rescale it, or use feature_scaling="piecewise".',
-            )
+            extremes = (None, None) if encoding is not None else (_column_extreme(block, "min"),
+                                                                   _column_extreme(block, "max"))
+            moments = merge_moments(moments, (stop - start, *_mean_and_squares(block), *extremes))
     return moments
 
 
@@ -366,16 +365,21 @@ def _column_extreme(block, which):
 
 
 def merge_moments(a, b):
-    """``(count, mean, squares)`` of the union of two sets of rows, from
-    theirs (Chan, Golub and LeVeque's pairwise update)."""
-    (n_a, mean_a, squares_a), (n_b, mean_b, squares_b) = a, b
+    """``(count, mean, squares, lowest, highest)`` of the union of two sets
+    of rows, from theirs (Chan, Golub and LeVeque's pairwise update; the
+    extremes may be None, as for encoded inputs)."""
+    (n_a, mean_a, squares_a, lowest_a, highest_a), (n_b, mean_b, squares_b, lowest_b, highest_b) = a, b
     if n_b == 0:
         return a
     total = n_a + n_b
     delta = mean_b - mean_a
     mean = mean_a + delta * (n_b / total)
     squares = squares_a + squares_b + delta**2 * (n_a * n_b / total)
-    return total, mean, squares
+    return total, mean, squares, _extreme(np.minimum, lowest_a, lowest_b), _extreme(np.maximum, highest_a, highest_b)
+
+
+def _extreme(pick, a, b):
+    return b if a is None else a if b is None else pick(a, b)
 
 
 def transformed_rows(kind, X, index, encoding=None):

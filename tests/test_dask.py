@@ -844,3 +844,21 @@ def test_predict_dtype_is_the_models_with_a_query_column(client, data):
     scores = ranker.predict(ddf)
     assert scores.dtype == np.float32 and scores.compute().dtype == np.float32
     assert ranker.to_local().predict(frame).dtype == np.float32
+
+
+def test_a_spread_whose_variance_underflows_warns_on_the_client(client, data):
+    """The in-memory warning, from the merged statistics: here the feature
+    is constant within each partition and differs between them, so no
+    partition alone could tell (and a worker's warning never reached the
+    user)."""
+    X, y, qid = data
+    X = X.copy()
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    cut = int(starts[np.searchsorted(starts, len(X) / 2)])
+    X[:cut, 1], X[cut:, 1] = 0.0, 1e-170
+    dX, dy, dq = chunked(X, y, qid, chunks=(cut, len(X) - cut))
+    ranker = skd.DaskRankNetRanker(feature_scaling="standard", partitioned_by_query=True, **QUICK)
+    with pytest.warns(UserWarning, match=r"Feature 1 of X varies only by less than about 1e-154"):
+        quiet_fit(ranker, dX, dy, groups=dq)
+    with pytest.warns(UserWarning, match=r"Feature 1 of X varies only by less than about 1e-154"):
+        quiet_fit(RankNetRanker(feature_scaling="standard", **QUICK), X, y, groups=qid)
