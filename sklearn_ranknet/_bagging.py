@@ -430,8 +430,18 @@ def _is_per_row(value, n_samples):
 
 def _scoring_step(estimator):
     """The estimator whose NDCG gain a member scores with (``gain``,
-    exponential when it has none): the member, or the last step of a
-    Pipeline."""
-    while isinstance(estimator, Pipeline) and not hasattr(estimator, "gain"):
-        estimator = estimator[-1]
+    exponential when it has none): the member, or the ranker inside it (the
+    last step of a Pipeline, a fitted search's best estimator, a bag's first
+    member), however deep."""
+    for _ in range(100):  # nested meta-estimators; never a cycle
+        if hasattr(estimator, "gain"):
+            break
+        if isinstance(estimator, Pipeline):
+            estimator = estimator[-1]
+        elif hasattr(estimator, "best_estimator_"):
+            estimator = estimator.best_estimator_
+        elif isinstance(estimator, BaggingRanker) and getattr(estimator, "estimators_", None):
+            estimator = estimator.estimators_[0]
+        else:
+            break
     return estimator

@@ -392,10 +392,17 @@ class BaseRanker(BaseEstimator):
     def _begin_fit(self):
         """What every ``fit`` (not ``partial_fit``) starts from: a fresh
         model, or with ``warm_start`` the fitted one. Like MLPRegressor's,
-        each fit starts a new optimizer, so changed hyperparameters apply;
-        only partial_fit carries its state on."""
+        each fit starts a new optimizer, so changed hyperparameters apply
+        (only partial_fit carries its state on), and ``n_iter_`` counts the
+        epochs of this fit (``loss_curve_`` and ``t_`` go on). Its stopping
+        rule starts afresh too: the best loss of the fits before, on other
+        data or another objective, would end this one after its patience
+        however much it improved."""
         if not (self.warm_start and hasattr(self, "coefs_")):
             self._reset()
+        else:
+            self.n_iter_ = 0
+            self.best_loss_ = np.inf
         for name in OPTIMIZER_STATE:
             self.__dict__.pop(name, None)
 

@@ -48,8 +48,9 @@ class ListNetRanker(BaseRanker):
         Number of whole *queries* per minibatch; "auto" is min(32, n_queries).
     learning_rate_init : float or "auto", default="auto"
         Step size of Adam or SGD. "auto" is 3e-3 below 100 training queries
-        (on Dask, of all partitions) and 1e-3 from there and in
-        ``partial_fit``: with a handful of minibatches per epoch the smaller
+        (on Dask, of all partitions) and 1e-3 from there and in a first
+        ``partial_fit`` (after a ``fit``, ``partial_fit`` goes on with the
+        step the fit resolved): with a handful of minibatches per epoch the smaller
         step ran hundreds of epochs into ``max_iter`` (and its warning) on
         10-80 queries, where the larger one ranked as well or better
         (User Guide, "Choosing").
@@ -196,7 +197,8 @@ class ListNetRanker(BaseRanker):
         The ``input_noise`` of the last ``fit`` or ``partial_fit``, with
         "auto" resolved.
     n_iter_ : int
-        Epochs run (L-BFGS: iterations).
+        Epochs run by the last ``fit`` (L-BFGS: iterations), as in MLPRegressor: a
+        ``warm_start`` fit counts its own; each ``partial_fit`` adds one.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.

@@ -182,7 +182,8 @@ class RankNetRanker(BaseRanker):
         The ``input_noise`` of the last ``fit`` or ``partial_fit``, with
         "auto" resolved.
     n_iter_ : int
-        Epochs run (L-BFGS: iterations).
+        Epochs run by the last ``fit`` (L-BFGS: iterations), as in MLPRegressor: a
+        ``warm_start`` fit counts its own; each ``partial_fit`` adds one.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.

@@ -379,7 +379,10 @@ def test_grid_search_routes_groups_to_members_and_score():
 def test_score_is_mean_ndcg_at_10_with_the_members_gain():
     X, y, qid = _small()
     y = y * 3.0  # labels up to 12: linear and exponential gains disagree
-    for estimator in (_ranker(gain="linear"), make_pipeline(StandardScaler(), _ranker(gain="linear"))):
+    # Through a Pipeline, and through a bag of bags (it fell back to the
+    # exponential gain, and refused labels above 30 the members trained on).
+    nested = BaggingRanker(_ranker(gain="linear"), n_estimators=2)
+    for estimator in (_ranker(gain="linear"), make_pipeline(StandardScaler(), _ranker(gain="linear")), nested):
         with sklearn.config_context(enable_metadata_routing=True):
             bag = BaggingRanker(estimator, n_estimators=2, random_state=0).fit(X, y, groups=qid)
         scores = bag.predict(X)

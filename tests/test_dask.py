@@ -520,7 +520,7 @@ def test_sample_weight_float32_and_warm_start(client, data):
     first = [p.copy() for p in params_of(ranker)]
     mean = ranker.feature_mean_.copy()
     quiet_fit(ranker, dX, dy, groups=dq, sample_weight=dw)
-    assert ranker.n_iter_ == 2 * QUICK["max_iter"]
+    assert ranker.n_iter_ == QUICK["max_iter"] and len(ranker.loss_curve_) == 2 * QUICK["max_iter"]
     assert any(not np.array_equal(a, b) for a, b in zip(first, params_of(ranker)))
     np.testing.assert_array_equal(ranker.feature_mean_, mean)  # kept from the first fit
     assert ranker.score(dX, dy, groups=dq, sample_weight=dw) == pytest.approx(

@@ -829,7 +829,8 @@ def test_warm_start_continues_from_the_previous_weights(cls, solver):
 
     np.testing.assert_array_equal(cold.coefs_[0], after_one[0])  # first warm fit == cold fit
     assert not np.allclose(warm.predict(X), cold.predict(X))
-    # Epochs accumulate over warm fits; L-BFGS iterations describe the last fit.
+    # The loss curve goes on over warm fits (L-BFGS iterations describe the
+    # last fit); n_iter_ counts the last fit's epochs, as in MLPRegressor.
     assert len(warm.loss_curve_) == (1 if solver == "lbfgs" else 2)
     if solver != "lbfgs":
         # The second fit started where the first stopped but, as in
@@ -852,7 +853,7 @@ def test_warm_start_continues_from_the_previous_weights(cls, solver):
             # The fresh Adam's step is lr per weight, the carried one at most
             # lr (1 - beta_1) / sqrt(1 - beta_2) = 3.17 lr (Kingma & Ba, 2.1).
             assert np.abs(gap).max() <= (1 + 0.1 / np.sqrt(0.001)) * lr * (1 + 1e-6)
-        assert warm.n_iter_ == 2
+    assert warm.n_iter_ == 1
     # Without warm_start, fit starts over.
     cold.fit(X, y, groups=qid)
     np.testing.assert_array_equal(cold.coefs_[0], after_one[0])
@@ -888,6 +889,29 @@ def test_continuing_refuses_a_changed_network(change, method):
     # Without warm_start the new settings simply train a new network.
     ranker.set_params(warm_start=False).fit(X, y, groups=qid)
     assert ranker.coefs_[0].shape[1] == (4 if "hidden_layer_sizes" in change else before[0].shape[1])
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+def test_a_warm_fit_stops_on_its_own_losses(cls):
+    """The tol rule compares a warm fit's epochs with each other: against
+    the best loss of the fit before (other data, here a lower loss) it ended
+    every warm fit after n_iter_no_change + 1 epochs, however much it still
+    improved, and without a warning. Here a cold fit on the second data
+    improves for more than that many epochs, and so must the warm one."""
+    X, y, qid = _small(40, seed=0, max_docs=6)  # short queries: few pairs, a low loss
+    X2, y2, qid2 = _small(40, seed=1, max_docs=30)
+    params = dict(hidden_layer_sizes=(8,), n_iter_no_change=3, max_iter=60, random_state=0, **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cold = cls(**params).fit(X2, y2, groups=qid2)
+        warm = cls(warm_start=True, **params).fit(X, y, groups=qid)
+        first_best = warm.best_loss_
+        warm.fit(X2, y2, groups=qid2)
+    assert cold.n_iter_ > params["n_iter_no_change"] + 1  # the data asks for more epochs
+    warm_curve = warm.loss_curve_[-warm.n_iter_:]
+    assert min(warm_curve) > first_best  # the old rule could not see an improvement
+    assert warm.n_iter_ > params["n_iter_no_change"] + 1
+    assert warm.best_loss_ == min(warm_curve)
 
 
 def test_warm_start_can_switch_early_stopping_on():
