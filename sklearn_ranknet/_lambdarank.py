@@ -138,7 +138,9 @@ class LambdaRankRanker(BaseRanker):
 
         The standardization is folded into the first layer, so CSR input
         stays sparse. Statistics and bin edges come from the first ``fit``
-        (or ``partial_fit``) and are kept by later ones.
+        or ``partial_fit`` and are kept by later ``partial_fit`` calls and
+        ``warm_start`` fits; a ``fit`` without ``warm_start`` computes them
+        anew.
     dropout : float in [0, 1), default=0.0
         Probability of dropping each hidden unit during training (inverted
         dropout: ``predict`` is deterministic and uses every unit). A linear

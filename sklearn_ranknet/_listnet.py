@@ -120,7 +120,9 @@ class ListNetRanker(BaseRanker):
 
         The standardization is folded into the first layer, so CSR input
         stays sparse. Statistics and bin edges come from the first ``fit``
-        (or ``partial_fit``) and are kept by later ones.
+        or ``partial_fit`` and are kept by later ``partial_fit`` calls and
+        ``warm_start`` fits; a ``fit`` without ``warm_start`` computes them
+        anew.
     dropout : float in [0, 1), default=0.0
         Probability of dropping each hidden unit during training (inverted
         dropout: ``predict`` is deterministic and uses every unit). A linear
@@ -152,7 +154,8 @@ class ListNetRanker(BaseRanker):
         0.005-0.016 NDCG@10, on synthetic data it lost up to 0.004, and with
         early stopping, which already keeps the best epoch, it ran more
         epochs (User Guide, "Choosing"). 0 keeps the last step's weights.
-        Only with "adam" or "sgd"; ``partial_fit`` carries the average on.
+        Used by "adam" and "sgd" only, ignored by "lbfgs" (as ``momentum``
+        is by "adam"); ``partial_fit`` carries the average on.
     query_column : str, int or None, default=None
         Where the query ids travel inside ``X``: a DataFrame column name, or
         a column position (for arrays, sparse matrices and DataFrames).
