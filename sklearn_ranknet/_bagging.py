@@ -13,7 +13,6 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, clone
-from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._indexing import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval
@@ -40,6 +39,7 @@ from ._query_column import (
     QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, query_column_of, query_ids_in,
     split_query_column,
 )
+from ._wrapped import wrapped_chain
 
 _MAX_SEED = np.iinfo(np.int32).max
 
@@ -430,18 +430,9 @@ def _is_per_row(value, n_samples):
 
 def _scoring_step(estimator):
     """The estimator whose NDCG gain a member scores with (``gain``,
-    exponential when it has none): the member, or the ranker inside it (the
-    last step of a Pipeline, a fitted search's best estimator, a bag's first
-    member), however deep."""
-    for _ in range(100):  # nested meta-estimators; never a cycle
-        if hasattr(estimator, "gain"):
-            break
-        if isinstance(estimator, Pipeline):
-            estimator = estimator[-1]
-        elif hasattr(estimator, "best_estimator_"):
-            estimator = estimator.best_estimator_
-        elif isinstance(estimator, BaggingRanker) and getattr(estimator, "estimators_", None):
-            estimator = estimator.estimators_[0]
-        else:
-            break
-    return estimator
+    exponential when it has none): the member, or the ranker it wraps (see
+    :func:`wrapped_chain`), however deep."""
+    for inner in wrapped_chain(estimator):
+        if hasattr(inner, "gain"):
+            return inner
+    return inner

@@ -15,6 +15,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.metadata_routing import _routing_enabled
 
+from ._wrapped import wrapped_chain
+
 ROUTING_OFF_FIXES = (
     "Either pass groups=<query id per row> (inside GridSearchCV, cross_validate "
     "or a Pipeline, turn on metadata routing first: "
@@ -192,33 +194,20 @@ def query_column_of(estimator):
 
 def _reader_of(estimator, X):
     """``(query_column, X_seen, transformed)``: the column the estimator (or
-    the ranker at the end of its Pipelines and searches) reads its ids from,
-    the X that ranker receives (``X`` sent through the steps before it; not
+    the ranker it wraps, see :func:`wrapped_chain`) reads its ids from, the X
+    that ranker receives (``X`` sent through the Pipeline steps before it; not
     computed when ``X`` is None) and whether any step came before it."""
     transformed = False
-    for _ in range(100):  # nested meta-estimators; never a cycle
-        query_column = getattr(estimator, "query_column", None)
+    for inner in wrapped_chain(estimator):
+        query_column = getattr(inner, "query_column", None)
         if query_column is not None:
             return query_column, X, transformed
-        if hasattr(estimator, "steps"):
-            if len(estimator.steps) > 1:
-                # The position or name refers to the last step's input,
-                # which the steps before it may have reordered.
-                transformed = True
-                if X is not None:
-                    X = estimator[:-1].transform(X)
-            estimator = estimator.steps[-1][1]
-        elif hasattr(estimator, "best_estimator_"):
-            estimator = estimator.best_estimator_
-        elif hasattr(estimator, "regressor_"):
-            # A fitted TransformedTargetRegressor: it hands X on as it is.
-            estimator = estimator.regressor_
-        elif hasattr(estimator, "query_column") and len(getattr(estimator, "estimators_", ())) > 0:
-            # A fitted BaggingRanker: its members read the same column. (Other
-            # ensembles' estimators_ may be arrays: asked only of ours.)
-            estimator = estimator.estimators_[0]
-        else:
-            break
+        if hasattr(inner, "steps") and len(inner.steps) > 1:
+            # The position or name refers to the last step's input, which
+            # the steps before it may have reordered.
+            transformed = True
+            if X is not None:
+                X = inner[:-1].transform(X)
     return None, X, transformed
 
 
