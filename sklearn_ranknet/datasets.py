@@ -12,7 +12,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
+from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError, StrOptions, validate_params
 
 __all__ = ["make_ranking", "load_letor"]
 
@@ -295,6 +295,12 @@ def make_ranking(
     >>> bool(np.all((y >= 0) & (y <= 4)))
     True
     """
+    for name, value in (("n_queries", n_queries), ("n_features", n_features),
+                        ("n_informative", n_informative), ("min_docs", min_docs), ("max_docs", max_docs)):
+        if isinstance(value, (bool, np.bool_)):  # an Integral to validate_params
+            raise InvalidParameterError(
+                f"The {name!r} parameter of make_ranking must be an int, not a bool. Got {value!r} instead."
+            )
     if n_informative > n_features:
         raise ValueError(
             f"n_informative={n_informative} must not exceed "
@@ -360,6 +366,36 @@ def _read_query_sizes(query_path):
     return sizes
 
 
+def _sidecar_disagreement(query_path, sizes, path, run_lengths, groups):
+    """The message for a sidecar whose sizes are not the runs of equal
+    consecutive qids, pointing at the first query where they part."""
+    n_common = min(sizes.shape[0], run_lengths.shape[0])
+    first = int(np.argmax(sizes[:n_common] != run_lengths[:n_common])) if n_common else 0
+    if n_common and sizes[first] == run_lengths[first]:
+        first = n_common  # one list is a prefix of the other
+    start = int(run_lengths[:first].sum())
+    if first < run_lengths.shape[0]:
+        in_file = f"the run of qid:{groups[start]} starting at row {start} has {run_lengths[first]} rows"
+    else:
+        in_file = f"{path!s} has no run left there"
+    in_sidecar = f"line {first + 1} says {sizes[first]}" if first < sizes.shape[0] else "it has no line left there"
+    return (
+        f"The query sizes in {query_path!s} ({sizes.shape[0]} queries) disagree with the qid: "
+        f"fields of {path!s} ({run_lengths.shape[0]} runs of equal consecutive qids) from query "
+        f"{first + 1} on: {in_sidecar}, and {in_file}."
+    )
+
+
+@validate_params(
+    {
+        "path": [str, os.PathLike, HasMethods(["read"])],
+        "n_features": [Interval(Integral, 1, None, closed="left"), None],
+        "dtype": "no_validation",  # numpy's own error names a dtype it cannot read
+        "query_path": [str, os.PathLike, None],
+        "zero_based": ["boolean", StrOptions({"auto"})],
+    },
+    prefer_skip_nested_validation=True,
+)
 def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero_based="auto"):
     """Load a learning-to-rank dataset in SVMlight / LETOR format.
 
@@ -489,11 +525,7 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
             starts = np.flatnonzero(np.diff(groups)) + 1
             run_lengths = np.diff(np.r_[0, starts, n_samples])
             if not np.array_equal(run_lengths, sizes):
-                raise ValueError(
-                    f"The query sizes in {query_path!s} ({sizes.shape[0]} "
-                    f"queries) disagree with the qid: fields of {path!s} "
-                    f"({run_lengths.shape[0]} runs of equal consecutive qids)."
-                )
+                raise ValueError(_sidecar_disagreement(query_path, sizes, path, run_lengths, groups))
         return X, y, groups
 
     if sizes is None:

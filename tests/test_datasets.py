@@ -176,6 +176,8 @@ def test_make_ranking_deterministic(default_draw):
     [
         ({"n_queries": 0}, "n_queries"),
         ({"n_queries": 2.5}, "n_queries"),
+        ({"n_queries": True}, "n_queries"),  # an Integral to validate_params
+        ({"max_docs": np.True_}, "max_docs"),
         ({"n_features": 0}, "n_features"),
         ({"n_informative": -1}, "n_informative"),
         ({"n_features": 5, "n_informative": 6}, "n_informative"),
@@ -375,7 +377,30 @@ def test_load_letor_qid_with_sidecar(tmp_path):
     np.testing.assert_array_equal(groups, [10, 10, 3, 3, 3])
     # A disagreeing sidecar (same total) is an error.
     Path(str(path) + ".query").write_text("3\n2\n")
-    with pytest.raises(ValueError, match="disagree"):
+    with pytest.raises(ValueError, match=r"disagree.*from query 1 on: line 1 says 3, and the run of qid:10 starting at row 0 has 2 rows"):
+        load_letor(path)
+    # The message points at the first query where they part, past a common prefix.
+    Path(str(path) + ".query").write_text("2\n1\n2\n")
+    with pytest.raises(ValueError, match=r"from query 2 on: line 2 says 1, and the run of qid:3 starting at row 2 has 3 rows"):
+        load_letor(path)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"n_features": 0}, "n_features"), ({"zero_based": "yes"}, "zero_based"), ({"query_path": 3}, "query_path")],
+)
+def test_load_letor_parameter_errors_name_its_own_parameters(tmp_path, kwargs, name):
+    path = tmp_path / "train.txt"
+    path.write_text(QID_FILE)
+    with pytest.raises(ValueError, match=f"'{name}' parameter of load_letor"):
+        load_letor(path, **kwargs)
+
+
+@pytest.mark.parametrize("path", [None, 0, 3.5])
+def test_load_letor_refuses_what_is_no_file(path):
+    # An int would be read as a file descriptor by load_svmlight_file: 0 is
+    # standard input, which waits for input that never comes.
+    with pytest.raises(ValueError, match="'path' parameter of load_letor"):
         load_letor(path)
 
 
