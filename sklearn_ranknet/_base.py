@@ -292,14 +292,18 @@ class BaseRanker(BaseEstimator):
 
     def _predict_features(self, X):
         """Scores of rows given without their query column."""
-        X = _summed_duplicates(
-            validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
-        )
+        # A float64 model reads float32 rows as float64 (exactly), so that
+        # they score as the same rows in float64 do; a float32 model keeps
+        # float64 rows, as MLPRegressor does.
+        dtype = np.float64 if self.coefs_[0].dtype == np.float64 else (np.float64, np.float32)
+        X = _summed_duplicates(validate_data(self, X, accept_sparse="csr", dtype=dtype, reset=False))
         coefs, intercepts = self._network_params(X)
-        if self._input_scaling is None or (stays_sparse(X) and self._input_scaling.kind == "standard"):
+        scaling = self._input_scaling
+        if stays_sparse(X) and (scaling is None or scaling.kind == "standard"):
             return _finite_scores(_network.predict_scores(X, coefs, intercepts, self.activation))
-        # Scaled rows are a copy: one block at a time.
-        step = block_rows(max(X.shape[1], self._input_scaling.n_inputs))
+        # Rows as fit reads them: dense CSR and scaled rows one block at a
+        # time, a copy each, so CSR scores as its dense twin does, bit for bit.
+        step = block_rows(max(X.shape[1], 0 if scaling is None else scaling.n_inputs))
         scores = [
             _network.predict_scores(self._network_rows(X, slice(start, start + step)), coefs, intercepts, self.activation)
             for start in range(0, X.shape[0], step)
@@ -784,6 +788,9 @@ def score_by_query(ranker, X, y, groups, sample_weight, scoring_ranker):
     check_relevance_labels(
         labels, exponential_gain=gain == "exponential", input_name="y", remedy=label_remedy(scoring_ranker)
     )
+    if sample_weight is not None and np.ndim(sample_weight) == 0:
+        # One weight for every row, as fit takes it (ndcg_score takes arrays).
+        sample_weight = np.full(len(scores), sample_weight, dtype=np.float64)
     return ndcg_score(labels, scores, groups=groups, k=SCORE_K, gain=gain, sample_weight=sample_weight)
 
 

@@ -267,8 +267,9 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight", re
     Parameters
     ----------
     query_groups : QueryGroups
-    sample_weight : array-like of shape (n_samples,) or None
-        Per-row weights, finite and >= 0, equal on every row of a query.
+    sample_weight : float, array-like of shape (n_samples,) or None
+        Per-row weights, finite and >= 0, equal on every row of a query; a
+        float is every row's weight.
     relative : bool, default=False
         Divide by the largest weight, for callers to whom the weights'
         scale does not matter: sums of weights near the float maximum would
@@ -293,6 +294,8 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight", re
     if sample_weight is None:
         return None
     weights = np.asarray(sample_weight, dtype=np.float64)
+    if weights.ndim == 0:  # one weight for every row, as scikit-learn's estimators take it
+        weights = np.full(query_groups.n_samples, weights)
     if weights.ndim != 1 or len(weights) != query_groups.n_samples:
         raise ValueError(
             f"{input_name} must hold one weight per row, shape "

@@ -79,7 +79,30 @@ def float_column(values, input_name):
     if text is not None:
         # As scikit-learn's metrics: text is not silently read as numbers.
         raise ValueError(f"{input_name} must hold numbers; got text (e.g. {shown(text)!r}).")
-    return column_or_1d(values, dtype=np.float64, input_name=input_name)
+    kind = getattr(getattr(values, "dtype", None), "kind", None) or np.asarray(values).dtype.kind
+    if kind in "mM":
+        # numpy would read them as counts of their unit, silently.
+        raise ValueError(
+            f"{input_name} must hold numbers; got {np.asarray(values).dtype} values. Convert them "
+            "first, e.g. seconds since a reference time as floats."
+        )
+    column = column_or_1d(values, dtype=np.float64, input_name=input_name)
+    if kind in "iu" and column.size and np.abs(column).max() > 2.0**53:
+        _check_integers_are_exact(values, column, input_name)
+    return column
+
+
+def _check_integers_are_exact(values, column, input_name):
+    """float64 holds integers exactly only up to 2**53: past it, distinct
+    integers may round to one float (rounding keeps their order otherwise),
+    and rows that differ would tie."""
+    if len(np.unique(column)) < len(np.unique(np.asarray(values))):
+        raise ValueError(
+            f"{input_name} holds integers beyond 2**53 = {2**53:,} that differ but are one "
+            "number in float64, so their rows would tie. Subtract a common offset first "
+            "(e.g. the smallest value), or convert to float64 yourself if those ties are "
+            "acceptable."
+        )
 
 
 def first_text(values):

@@ -16,6 +16,10 @@ from sklearn.utils._param_validation import HasMethods, Interval, InvalidParamet
 
 __all__ = ["make_ranking", "load_letor"]
 
+# The largest noise make_ranking takes: past ~1e154 the variance of the latent
+# relevance overflows float64.
+_MAX_NOISE = 1e150
+
 # Share of the documents in grades 0..4 before empty queries are added. Close to
 # the Yahoo! LTR sample shipped beside the project (645/1211/858/222/69 docs).
 _GRADE_PROPORTIONS = np.array([0.21, 0.40, 0.29, 0.075, 0.025])
@@ -159,8 +163,9 @@ def _observed_features(Z, problem):
         "n_informative": [Interval(Integral, 0, None, closed="left")],
         "min_docs": [Interval(Integral, 1, None, closed="left")],
         "max_docs": [Interval(Integral, 1, None, closed="left")],
-        # Past ~1e154 the latent's variance overflows float64.
-        "noise": [Interval(Real, 0, 1e150, closed="both")],
+        # Bounded below 1e150 in the body: a float32 noise compared with that
+        # bound here would overflow (a RuntimeWarning for a good value).
+        "noise": [Interval(Real, 0, None, closed="left")],
         "empty_query_fraction": [Interval(Real, 0, 1, closed="both")],
         "random_state": ["random_state"],
     },
@@ -301,6 +306,11 @@ def make_ranking(
             raise InvalidParameterError(
                 f"The {name!r} parameter of make_ranking must be an int, not a bool. Got {value!r} instead."
             )
+    if float(noise) > _MAX_NOISE:
+        raise InvalidParameterError(
+            f"The 'noise' parameter of make_ranking must be a float in the range [0, {_MAX_NOISE:g}]. "
+            f"Got {noise!r} instead."
+        )
     if n_informative > n_features:
         raise ValueError(
             f"n_informative={n_informative} must not exceed "

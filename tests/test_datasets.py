@@ -1,6 +1,7 @@
 """Tests for sklearn_ranknet.datasets: make_ranking and load_letor."""
 
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +195,17 @@ def test_make_ranking_deterministic(default_draw):
 def test_make_ranking_invalid_parameters(kwargs, name):
     with pytest.raises(ValueError, match=name):
         make_ranking(**kwargs)
+
+
+def test_make_ranking_takes_numpy_scalars_quietly():
+    # A float32 noise was compared with the float64 bound in float32, where
+    # the bound overflows: a RuntimeWarning for a good value.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X32, y32, g32 = make_ranking(5, noise=np.float32(0.5), n_features=np.int32(4), n_informative=3, random_state=0)
+    X, y, g = make_ranking(5, noise=0.5, n_features=4, n_informative=3, random_state=0)
+    np.testing.assert_array_equal(X32, X)
+    np.testing.assert_array_equal(y32, y)
 
 
 def test_make_ranking_keyword_only():

@@ -194,6 +194,26 @@ def test_csr_dense_enough_is_read_as_the_dense_rows_are():
     for got, expected in zip(csr.coefs_ + csr.intercepts_, dense.coefs_ + dense.intercepts_):
         np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(dense.predict(sp.csr_array(X)), dense.predict(X))
+    # Without input scaling too (predict once ran one sparse product there).
+    unscaled = LambdaRankRanker(feature_scaling=None, **params).fit(X, y, groups=qid)
+    np.testing.assert_array_equal(unscaled.predict(sp.csr_array(X)), unscaled.predict(X))
+    np.testing.assert_array_equal(unscaled.predict(sp.csr_array(X.astype(np.float32))), unscaled.predict(X.astype(np.float32)))
+
+
+@pytest.mark.parametrize("kind", ["piecewise", "standard", "log1p", None])
+def test_float64_model_scores_float32_rows_as_their_float64_values(kind):
+    """float32 -> float64 is exact, so a float64 model gives float32 rows the
+    scores of the same values in float64 (as MLPRegressor does): the scaling
+    runs in the model's precision, not the input's."""
+    X, y, qid = make_ranking(30, n_features=6, n_informative=3, random_state=1)
+    X = X * np.array([1.0, 100.0, 0.01, 5.0, 1.0, 3e3]) + np.array([0.0, 50.0, 0.0, -3.0, 0.0, 1e4])
+    X32 = X.astype(np.float32)
+    model = LambdaRankRanker(feature_scaling=kind, hidden_layer_sizes=(4,), max_iter=3, random_state=0)
+    model.fit(X, y, groups=qid)
+    expected = model.predict(X32.astype(np.float64))
+    assert expected.dtype == np.float64
+    np.testing.assert_array_equal(model.predict(X32), expected)
+    np.testing.assert_array_equal(model.predict(sp.csr_matrix(X32)), expected)
 
 
 def test_predict_in_blocks_is_predict_at_once(monkeypatch):

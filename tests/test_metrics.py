@@ -572,11 +572,24 @@ S = [0.3, 0.2, 0.1]
         (Y, np.array(["0.3", "0.2", "0.1"]), None, "y_score must hold numbers; got text"),
         (np.array([2, None, 1], dtype=object), S, None, "y_true contains NaN"),
         (np.array([2, "0", 1], dtype=object), S, None, "y_true must hold numbers; got text \\(e.g. '0'\\)"),
+        # Timestamps 1 ns apart: numpy reads them as float64 counts, which tie
+        # (or reverse) past 2**53; refused, not ranked by rounded values.
+        (Y, np.array([3, 2, 1], dtype="datetime64[ns]"), None, "y_score must hold numbers; got datetime64"),
+        (Y, np.array([1, 2, 3], dtype="timedelta64[s]"), None, "y_score must hold numbers; got timedelta64"),
+        (Y, np.array([2**53 + 2, 2**53 + 1, 2**53], dtype=np.int64), None, "y_score holds integers beyond 2\\*\\*53"),
     ],
 )
 def test_bad_input(func, y_true, y_score, groups, match):
     with pytest.raises(ValueError, match=match):
         func(y_true, y_score, groups=groups)
+
+
+@pytest.mark.parametrize("func", [ndcg_score, map_score, ndcg_per_query, ap_per_query])
+def test_integer_scores_beyond_2_53_rank_exactly_while_float64_keeps_them_apart(func):
+    """Integers past 2**53 that float64 still holds apart rank as they are
+    (rounding keeps their order): only a tie made by rounding is refused."""
+    big = np.array([2**62, 2**60, 2**61], dtype=np.int64)
+    np.testing.assert_array_equal(np.asarray(func(Y, big)), np.asarray(func(Y, np.array([3.0, 1.0, 2.0]))))
 
 
 @pytest.mark.parametrize("func", [ndcg_score, map_score, ndcg_per_query, ap_per_query])

@@ -162,3 +162,14 @@ def test_ranks_are_a_permutation_of_each_query(groups, data):
         assert sorted(ranks[groups == query].tolist()) == list(range(1, np.sum(groups == query) + 1))
     relabel = np.array(data.draw(st.permutations(["w", "x", "y", "z"])))
     np.testing.assert_array_equal(rank_within_groups(scores, relabel[groups]), ranks)
+
+
+def test_integer_scores_that_float64_would_tie_are_refused():
+    # 2**53 + 1 rounds to 2**53 in float64: ranked as floats, the three rows
+    # would tie two ways and come out [2 3 1] instead of [3 2 1].
+    with pytest.raises(ValueError, match="beyond 2\\*\\*53"):
+        rank_within_groups(np.array([2**53, 2**53 + 1, 2**53 + 2]), [0, 0, 0])
+    np.testing.assert_array_equal(rank_within_groups(np.array([2**53 + 2, 5, 2**60]), [0, 0, 0]), [2, 3, 1])
+    np.testing.assert_array_equal(rank_within_groups(np.array([2**64 - 1, 5], dtype=np.uint64), [0, 0]), [1, 2])
+    with pytest.raises(ValueError, match="must hold numbers; got datetime64"):
+        rank_within_groups(np.array([1, 2], dtype="datetime64[ns]"), [0, 0])

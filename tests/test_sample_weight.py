@@ -132,6 +132,23 @@ def test_unit_weights_train_the_unweighted_model(Ranker):
     assert_same_training(scaled.predict(X), plain.predict(X))
 
 
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_one_weight_for_all_rows_is_the_unweighted_model(Ranker):
+    """A scalar sample_weight, as scikit-learn's estimators take it, is every
+    row's weight: in fit, partial_fit and score alike."""
+    X, y, qid = _data()
+    params = dict(max_iter=3, random_state=0, batch_size=5)
+    plain = Ranker(**params).fit(X, y, groups=qid)
+    scalar = Ranker(**params).fit(X, y, groups=qid, sample_weight=7.0)
+    assert_same_training(scalar.predict(X), plain.predict(X))
+    assert scalar.score(X, y, groups=qid, sample_weight=3) == scalar.score(X, y, groups=qid)
+    plain.partial_fit(X, y, groups=qid)
+    scalar.partial_fit(X, y, groups=qid, sample_weight=np.float32(2.0))
+    assert_same_training(scalar.predict(X), plain.predict(X))
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        Ranker(**params).fit(X, y, groups=qid, sample_weight=-1.0)
+
+
 def _with_outlying_queries(X, y, qid, n_queries=6, seed=1):
     """The rows plus ``n_queries`` more, unlike the rest: features 50 times
     as spread, each row's features one value repeated (perfectly redundant,
