@@ -95,6 +95,7 @@ from ._listnet import ListNetRanker
 from ._query_column import merge_groups, missing_ids_fixes, split_query_column
 from ._ranknet import RankNetRanker
 from ._training import SCORE_K
+from ._validation import float_column
 
 __all__ = [
     "DaskLambdaRankRanker",
@@ -166,7 +167,7 @@ def _feature_dtype(meta_features):
     return np.float32 if dtypes and all(_numpy_dtype(d) == np.float32 for d in dtypes) else np.float64
 
 
-def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, features):
+def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, features, y_name):
     """One partition of the zipped frame: features f0.. (when ``features``),
     label, score, query id, weight, and where each row came from."""
     ids = None
@@ -192,6 +193,10 @@ def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, fe
     else:
         frame = pd.DataFrame(index=pd.RangeIndex(n))
     if y is not None:
+        if isinstance(y, np.ndarray) and y.dtype == object:
+            # A dask array of numbers held as objects (dask would make the
+            # column text); pandas' object columns are refused by their meta.
+            y = float_column(y, y_name)
         frame[_Y] = np.asarray(y).ravel()
     if scores is not None:
         frame[_SCORE] = np.asarray(scores, dtype=np.float64).ravel()
@@ -233,13 +238,22 @@ def _zipped(*, X=None, y=None, groups=None, sample_weight=None, y_score=None, qu
             f"{shown[first_name]} in {first_name} and {shown[name]} in {name}. "
             "Rechunk them alike (e.g. b = b.rechunk(a.chunks[0]))."
         )
+    ids_dtype = metas["groups"].dtype if "groups" in metas else None
+    if isinstance(ids_dtype, np.dtype) and ids_dtype.kind == "O":  # not pandas' text or categories
+        # Partitions are read apart: one cannot tell that another holds 1 where
+        # it holds "1" (an error in memory), and the shuffle hashes 1 and 1.0
+        # apart (one query in memory). So ids come in one dtype.
+        raise ValueError(
+            "groups holds Python objects (dtype object); the Dask rankers and metrics need query "
+            "ids of one dtype. Convert them first, e.g. groups.astype(int) or groups.astype(str)."
+        )
     meta_features = None
     dtype = np.float64
     if X is not None:
         meta_features = split_query_column(metas["X"], query_column)[0]
         if features:
             dtype = _feature_dtype(meta_features)
-    options = {"query_column": query_column, "dtype": dtype, "features": features}
+    options = {"query_column": query_column, "dtype": dtype, "features": features, "y_name": y_name}
     names = list(given)
 
     def pieces(index, source):

@@ -230,6 +230,28 @@ def test_metrics_take_series_and_string_ids_and_check_partitioning(client):
         skd.ndcg_score(ddf["y"], ddf["s"], groups=ddf["q"], partitioned_by_query=True)
 
 
+def test_object_ids_are_refused_and_object_labels_read_as_numbers(client, data):
+    """Ids held as Python objects: dask made them text (1 and "1" one query,
+    an error in memory) or, text conversion off, hashed 1 and 1.0 apart (one
+    query in memory). Partitions are read apart, so they are refused; object
+    labels are numbers, as in memory."""
+    y = np.array([1, 0, 0, 0, 0, 1])
+    scores = np.array([0.9, 0.1, 0.2, 0.9, 0.1, 0.2])
+    for ids in ([1, 1, 1, "1", "1", "1"], [1, 1, 1, 1.0, 1.0, 1.0]):
+        groups = da.from_array(np.array(ids, dtype=object), chunks=3)
+        with pytest.raises(ValueError, match="groups holds Python objects"):
+            skd.ndcg_score(da.from_array(y, chunks=3), da.from_array(scores, chunks=3), groups=groups)
+    X, labels, qid = data
+    with pytest.raises(ValueError, match="groups holds Python objects"):
+        skd.DaskLambdaRankRanker(**QUICK).fit(*chunked(X, labels, qid.astype(object), chunks=200))
+    groups = np.array([0, 0, 0, 1, 1, 1])
+    expected = ndcg_score(y, scores, groups=groups)
+    dy, ds, dq = chunked(y.astype(object), scores, groups, chunks=3)
+    assert skd.ndcg_score(dy, ds, groups=dq) == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(ValueError, match="y_true must hold numbers; got text"):
+        skd.ndcg_score(da.from_array(np.array([1, "0", 0, 0, 0, 1], dtype=object), chunks=3), ds, groups=dq)
+
+
 @pytest.mark.parametrize("metric", ["ndcg_score", "map_score"])
 def test_the_one_row_per_query_warning_is_about_all_the_data(client, metric):
     # One 3-row query and five of one row: a partition may hold only the
