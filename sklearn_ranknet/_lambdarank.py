@@ -192,7 +192,10 @@ class LambdaRankRanker(BaseRanker):
     k : int or None, default=None
         Truncation: only pairs with a document in the current top k, and
         NDCG@k / AP@k in the weights (as LightGBM's
-        ``lambdarank_truncation_level``). ``None`` uses every pair.
+        ``lambdarank_truncation_level``). ``None`` uses every pair:
+        O(n**2) for a query of n documents against O(n * k) with ``k``,
+        which matters for queries of many thousands of documents (a
+        warning says so past 10**9 pairs in one query).
     gain : {"exponential", "linear"}, default="exponential"
         NDCG gain ``2**label - 1`` or ``label``; also used by ``score``.
     pair_weighting : {"lambdarank", "ndcg_loss2", "ndcg_loss2++"}, default="lambdarank"

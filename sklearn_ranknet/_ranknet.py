@@ -15,7 +15,11 @@ class RankNetRanker(BaseRanker):
     mean over its label-differing pairs, and the objective is the mean over
     queries plus ``alpha / (2 * n_queries)`` times the squared weights. A
     Numba kernel turns the pairs of each query into one gradient per
-    document, so the network's backward pass costs O(n_samples).
+    document, so the network's backward pass costs O(n_samples); the
+    kernel itself visits every pair, O(n**2) for a query of n documents
+    (a warning says so past 10**9 pairs in one query, about 45,000
+    documents; :class:`LambdaRankRanker` with ``k`` and
+    :class:`ListNetRanker` are linear in n).
 
     The scoring function is linear (``hidden_layer_sizes=()``) or a
     multilayer perceptron, with the parameters of ``MLPRegressor``.

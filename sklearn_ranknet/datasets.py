@@ -161,8 +161,9 @@ def _observed_features(Z, problem):
         "n_queries": [Interval(Integral, 1, None, closed="left")],
         "n_features": [Interval(Integral, 1, None, closed="left")],
         "n_informative": [Interval(Integral, 0, None, closed="left")],
-        "min_docs": [Interval(Integral, 1, None, closed="left")],
-        "max_docs": [Interval(Integral, 1, None, closed="left")],
+        # Far above any memory (past 2**62 the lengths' arithmetic overflows).
+        "min_docs": [Interval(Integral, 1, 2**40, closed="both")],
+        "max_docs": [Interval(Integral, 1, 2**40, closed="both")],
         # Bounded below 1e150 in the body: a float32 noise compared with that
         # bound here would overflow (a RuntimeWarning for a good value).
         "noise": [Interval(Real, 0, None, closed="left")],

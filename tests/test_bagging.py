@@ -135,6 +135,27 @@ def test_same_random_state_same_model_and_distinct_member_seeds():
     assert not np.allclose(other.predict(X), first.predict(X))
 
 
+def test_members_keep_their_weights_not_their_optimizer():
+    """A bag never resumes its members' training: they drop the optimizer's
+    moments and the weight average (four times the weights with Adam and
+    averaging), also inside a Pipeline, and still predict as fitted."""
+    X, y, qid = _small()
+    bag = BaggingRanker(_ranker(ema_momentum=0.9), n_estimators=2, random_state=0).fit(X, y, groups=qid)
+    member = bag.estimators_[0]
+    assert not hasattr(member, "_optimizer") and not hasattr(member, "_weight_average")
+    alone = clone(member).fit(X, y, groups=qid)
+    assert hasattr(alone, "_optimizer")
+    np.testing.assert_array_equal(member.predict(X), alone.predict(X))
+    # A member taken out can still go on learning (from a new optimizer).
+    before = member.predict(X)
+    member.partial_fit(X, y, groups=qid)
+    assert not np.array_equal(member.predict(X), before)
+    with sklearn.config_context(enable_metadata_routing=True):
+        piped = BaggingRanker(make_pipeline(StandardScaler(), _ranker()), n_estimators=2, random_state=0)
+        piped.fit(X, y, groups=qid)
+    assert not hasattr(piped.estimators_[0][-1], "_optimizer")
+
+
 def test_nested_random_states_are_seeded():
     X, y, qid = _small()
     pipe = make_pipeline(StandardScaler(), _ranker(random_state=123))

@@ -184,6 +184,7 @@ def test_make_ranking_deterministic(default_draw):
         ({"n_features": 5, "n_informative": 6}, "n_informative"),
         ({"min_docs": 0}, "min_docs"),
         ({"max_docs": 0}, "max_docs"),
+        ({"max_docs": 2**63 - 1}, "max_docs"),  # overflowed int64 in the lengths' arithmetic
         ({"min_docs": 10, "max_docs": 5}, "min_docs"),
         ({"noise": -0.1}, "noise"),
         ({"noise": 1e200}, "noise"),  # its square would overflow: refused up front

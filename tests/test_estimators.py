@@ -350,6 +350,34 @@ def test_map_lambdarank_warns_when_every_document_is_relevant():
     assert not _nothing_to_learn_warnings(caught)
 
 
+@pytest.mark.parametrize("cls, params, warns", [
+    (RankNetRanker, {}, "LambdaRankRanker\\(k=30\\)"),
+    (LambdaRankRanker, {}, "set k"),
+    (LambdaRankRanker, {"k": 3}, None),  # n * k pairs: under the bound
+    (ListNetRanker, {}, None),  # linear in n
+])
+def test_a_query_of_too_many_pairs_warns_with_the_linear_ways_out(cls, params, warns, monkeypatch):
+    """Past LONG_QUERY_PAIRS pairs in one query an epoch's time grows with
+    the square of its length: a warning names the query and the rankers
+    whose cost is linear in it. (The bound is lowered here: a real query of
+    45,000 documents would take seconds per epoch.)"""
+    from sklearn_ranknet import _base
+
+    X, y, qid = _small(6, max_docs=15)
+    longest = int(np.bincount(qid).max())
+    monkeypatch.setattr(_base, "LONG_QUERY_PAIRS", longest * 4)  # longest**2 / 2 pairs is more; 4 * longest / 2 less
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cls(max_iter=1, random_state=0, **FAST, **params).fit(X, y, groups=qid)
+    found = [w for w in caught if "longest query" in str(w.message)]
+    if warns is None:
+        assert not found
+    else:
+        [warning] = found
+        assert re.search(warns, str(warning.message)) and f"holds {longest:,} documents" in str(warning.message)
+        assert warning.filename == __file__
+
+
 def test_partial_fit_warns_that_a_chunk_without_anything_to_learn_keeps_the_model():
     X, y, qid = _small(6)
     ranker = RankNetRanker(random_state=0, **FAST).partial_fit(X, y, groups=qid)
