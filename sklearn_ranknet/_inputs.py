@@ -39,6 +39,7 @@ stored is therefore read as dense blocks (each minibatch, each block of
 ``X`` is: same code, same bits, no folding. ``X`` itself is never densified.
 """
 
+import functools
 import warnings
 
 import numpy as np
@@ -151,7 +152,7 @@ class InputScaling:
         """Inputs of the network: the features, or their encoded inputs."""
         return len(self.mean)
 
-    @property
+    @functools.cached_property  # computed once: every minibatch reads it
     def inv_scale(self):
         """1 / scale, in the scale's dtype: dense rows are multiplied by it."""
         return 1.0 / self.scale
@@ -344,6 +345,12 @@ def feature_moments(kind, X, rows=None, encoding=None):
     n_inputs = X.shape[1] if encoding is None else encoding.n_inputs
     moments = (0, np.zeros(n_inputs), np.zeros(n_inputs), None, None)
     step = block_rows(n_inputs)
+    if stays_sparse(X):
+        # Each block also costs a pass over every input (its mean, squares
+        # and extremes): blocks of enough rows that their stored values, not
+        # those passes, set the time (wide CSR: thousands of rows, not 16).
+        stored_per_row = max(X.nnz / max(X.shape[0], 1) * n_inputs / max(X.shape[1], 1), 1.0)
+        step = max(step, int(max(BLOCK_VALUES, n_inputs) / stored_per_row))
     # Features whose values reach past ~1e154 overflow here: the moments
     # come out non-finite, and InputScaling.from_moments says so with a
     # remedy, so numpy's RuntimeWarnings would only be noise before it.
@@ -443,11 +450,11 @@ class PiecewiseEncoding:
 
     def __init__(self, edges, dtype):
         self.edges = edges
-        per_feature = [_bins_of(e) for e in edges]
-        self.source = np.repeat(np.arange(len(edges)), [len(low) for low, _ in per_feature])
-        self.offsets = np.concatenate([[0], np.cumsum([len(low) for low, _ in per_feature])])
-        self.lower = np.concatenate([low for low, _ in per_feature]).astype(dtype)
-        self.width = np.concatenate([width for _, width in per_feature]).astype(dtype)
+        lower, width, bins = _bins_of(edges)
+        self.source = np.repeat(np.arange(len(edges)), bins)
+        self.offsets = np.concatenate([[0], np.cumsum(bins)])
+        self.lower = lower.astype(dtype)
+        self.width = width.astype(dtype)
         # The level is computed as the inputs are, so 0 encodes to exactly 0.
         self.zero_level = np.clip((0 - self.lower) * self.inv_width, 0, 1)
 
@@ -455,12 +462,16 @@ class PiecewiseEncoding:
     def n_inputs(self):
         return len(self.lower)
 
-    @property
+    @functools.cached_property  # computed once: every minibatch reads it
     def inv_width(self):
         """1 / width, in its dtype (0 for a one-value feature's infinite
         bin): inputs are (x - lower) * inv_width, a multiplication per value
         instead of a division."""
         return 1.0 / self.width
+
+    @functools.cached_property
+    def _bins_per_feature(self):
+        return np.diff(self.offsets)
 
     @classmethod
     def fit(cls, X, rows=None, n_bins=None):
@@ -473,9 +484,11 @@ class PiecewiseEncoding:
             n_bins = piecewise_bins(n_rows)
         sample = edge_sample(n_rows, rows)
         levels = np.linspace(0.0, 1.0, n_bins + 1)
-        quantiles = [q.astype(X.dtype) for q in _column_quantiles(X, sample, levels)]
-        edges = [_distinct_edges(q) for q in quantiles]
-        flattened = [j for j, (q, e) in enumerate(zip(quantiles, edges)) if len(e) == 1 < len(np.unique(q))]
+        quantiles = np.array(list(_column_quantiles(X, sample, levels))).astype(X.dtype)
+        edges = _distinct_edges_of_all(quantiles)
+        # (Quantiles increase: more than one value iff the first and last differ.)
+        one_edge = np.fromiter(map(len, edges), dtype=np.int64, count=len(edges)) == 1
+        flattened = np.flatnonzero(one_edge & (quantiles[:, 0] != quantiles[:, -1])).tolist()
         if flattened:
             _warn_flattened(flattened, *_below_normal(X.dtype))
         return cls(edges, X.dtype)
@@ -498,7 +511,7 @@ class PiecewiseEncoding:
     def _transform_csr(self, block):
         # Every stored value x of feature j becomes the inputs of j's bins,
         # in place of x, so row i's entries stay together.
-        per_value = np.diff(self.offsets)[block.indices]
+        per_value = self._bins_per_feature[block.indices]
         value_of = np.repeat(np.arange(block.nnz), per_value)
         first_of_value = np.repeat(np.cumsum(per_value) - per_value, per_value)
         columns = self.offsets[block.indices][value_of] + (np.arange(len(value_of)) - first_of_value)
@@ -529,6 +542,22 @@ def _below_normal(dtype):
     return f"{np.dtype(dtype)}'s smallest normal number ({np.finfo(dtype).tiny:g})", "Rescale it, or give X as float64."
 
 
+def _distinct_edges_of_all(quantiles):
+    """:func:`_distinct_edges` of every row of ``quantiles`` (one row per
+    feature, increasing), as a list of arrays: at once for the rows whose
+    steps are all 0 or at least the smallest normal number (which keep
+    exactly their distinct values), one by one for the others."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        steps = np.diff(quantiles.astype(np.float64), axis=1)
+    tiny = np.finfo(quantiles.dtype).tiny
+    keep = np.concatenate([np.ones((len(quantiles), 1), dtype=bool), steps > 0], axis=1)
+    kept = quantiles[keep]
+    edges = np.split(kept, np.cumsum(keep.sum(axis=1))[:-1])
+    for j in np.flatnonzero(~((steps == 0) | (steps >= tiny)).all(axis=1)):
+        edges[j] = _distinct_edges(quantiles[j])
+    return edges
+
+
 def _distinct_edges(quantiles):
     """The increasing distinct values of ``quantiles``, where values closer
     than the dtype's smallest normal number to the previous one kept count
@@ -544,14 +573,23 @@ def _distinct_edges(quantiles):
 
 
 def _bins_of(edges):
-    """Lower edges and widths of the bins between ``edges``; one bin of
-    infinite width (an input always 0) for a feature with one value."""
-    if len(edges) < 2:
-        return edges[:1].astype(np.float64), np.array([np.inf])
+    """The bins between each feature's ``edges`` (a list of arrays), all
+    features' in one go: lower edges and widths (float64), and each
+    feature's number of bins. A feature with one value has one bin of
+    infinite width (an input always 0)."""
+    sizes = np.fromiter(map(len, edges), dtype=np.int64, count=len(edges))
+    values = np.concatenate(edges).astype(np.float64) if len(edges) else np.zeros(0)
+    bins = np.maximum(sizes - 1, 1)
+    first_edge = np.cumsum(sizes) - sizes
+    first_bin = np.cumsum(bins) - bins
+    lower_at = np.repeat(first_edge, bins) + (np.arange(bins.sum()) - np.repeat(first_bin, bins))
+    lower = values[lower_at]
+    one_value = np.repeat(sizes < 2, bins)
     # Edges ~1e308 apart give an infinite width; the moments of such a
     # feature's inputs are then non-finite, which fitting reports.
     with np.errstate(over="ignore"):
-        return edges[:-1].astype(np.float64), np.diff(edges.astype(np.float64))
+        width = np.where(one_value, np.inf, values[np.minimum(lower_at + 1, len(values) - 1)] - lower)
+    return lower, width, bins
 
 
 def _column_quantiles(X, sample, levels):
@@ -559,14 +597,61 @@ def _column_quantiles(X, sample, levels):
     CSR; float64), one array per column, read a few columns at a time so
     that no copy of the sample's rows is made."""
     if sp.issparse(X):
-        columns = sp.csc_matrix(X[sample])
-        n_rows = len(sample)
-        for j in range(X.shape[1]):
-            stored = columns.data[columns.indptr[j]:columns.indptr[j + 1]]
-            values = np.concatenate([stored, np.zeros(n_rows - len(stored), dtype=stored.dtype)])
-            yield np.quantile(values.astype(np.float64), levels)
+        yield from _sparse_column_quantiles(X, sample, levels)
         return
     step = max(8, BLOCK_VALUES // max(len(sample), 1))
     for start in range(0, X.shape[1], step):
         block = X[sample, start:start + step].astype(np.float64)
         yield from np.quantile(block, levels, axis=0).T
+
+
+def _sparse_column_quantiles(X, sample, levels):
+    """:func:`_column_quantiles` of CSR in time that follows its stored
+    values, not rows times columns: np.quantile's very numbers.
+
+    A column's sorted values are its negative stored values, then its zeros
+    (implicit and stored), then its positive ones, so any order statistic is
+    read off the sorted stored values. np.quantile interpolates between the
+    two order statistics around ``level * (n - 1)``; where every order
+    statistic near that position is one value (always at levels 0 and 1,
+    and at every level inside a run of zeros, as in most columns of sparse
+    data) that value is its result exactly, whatever the interpolation's
+    rounding. Only the other columns, which store a share of their rows
+    near some level, are padded with their zeros and given to np.quantile.
+    """
+    columns = sp.csc_matrix(X[sample])
+    columns.sum_duplicates()
+    n_rows, n_columns = len(sample), X.shape[1]
+    starts, counts = columns.indptr[:-1], np.diff(columns.indptr)
+    column_of = np.repeat(np.arange(n_columns), counts)
+    order = np.lexsort((columns.data, column_of))  # within each column, by value
+    values = columns.data[order].astype(np.float64)
+    n_negative = np.bincount(column_of[values < 0], minlength=n_columns)
+    n_implicit = n_rows - counts
+
+    at = levels * (n_rows - 1)
+    near = np.clip(np.floor(at).astype(np.int64)[:, None] + np.arange(-1, 3), 0, n_rows - 1).ravel()
+    ends = np.flatnonzero((levels == 0.0) | (levels == 1.0))  # no interpolation there: min and max
+    step = max(BLOCK_VALUES // near.size, 1)  # columns at a time, to bound the arrays below
+    for first in range(0, n_columns, step):
+        chunk = slice(first, min(first + step, n_columns))
+
+        def order_statistic(position, chunk=chunk):  # (columns of the chunk, m) positions
+            below = position < n_negative[chunk, None]
+            above = position >= (n_negative[chunk] + n_implicit[chunk])[:, None]
+            index = starts[chunk, None] + np.where(below, position, position - n_implicit[chunk, None])
+            stored = values[np.clip(index, 0, max(len(values) - 1, 0))] if len(values) else 0.0
+            return np.where(below | above, stored, 0.0)
+
+        n_chunk = chunk.stop - chunk.start
+        statistics = order_statistic(np.broadcast_to(near, (n_chunk, near.size)))
+        statistics = statistics.reshape(n_chunk, len(levels), -1)
+        quantiles = statistics[:, :, 0].copy()
+        settled = (statistics == quantiles[:, :, None]).all(axis=2)
+        quantiles[:, ends] = order_statistic(np.broadcast_to(np.rint(at[ends]).astype(np.int64), (n_chunk, len(ends))))
+        settled[:, ends] = True
+        for j in np.flatnonzero(~settled.all(axis=1)):
+            column = chunk.start + j
+            stored = values[starts[column]:starts[column] + counts[column]]
+            quantiles[j] = np.quantile(np.concatenate([stored, np.zeros(n_implicit[column])]), levels)
+        yield from quantiles

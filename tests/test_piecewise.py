@@ -310,3 +310,72 @@ def test_a_feature_with_a_subnormal_spread_scores_finitely(kind, dtype):
     ranker = LambdaRankRanker(feature_scaling=kind, max_iter=3, random_state=0).fit(X, y, groups=groups)
     assert np.all(np.isfinite(ranker.predict(X)))
     assert np.all(np.isfinite(ranker.feature_scale_)) and np.all(ranker.feature_scale_ > 0)
+
+
+# ----------------------------------------------------------------------------
+# Edges of CSR in time that follows its stored values
+
+
+def _padded_quantiles(X, sample, levels):
+    """The obvious reference: each column of X[sample] with its zeros, to
+    np.quantile (what the CSR path did before, in rows times columns)."""
+    dense = X[sample].toarray().astype(np.float64)
+    return np.array([np.quantile(dense[:, j], levels) for j in range(X.shape[1])])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n_rows=st.integers(1, 40), n_columns=st.integers(1, 8), density=st.floats(0.0, 1.0),
+    ties=st.booleans(), positive=st.booleans(), explicit_zeros=st.booleans(),
+    n_bins=st.sampled_from([1, 2, 3, 4, 8, 16]), seed=st.integers(0, 2**31 - 1),
+)
+def test_sparse_quantiles_are_np_quantiles_bits(n_rows, n_columns, density, ties, positive, explicit_zeros,
+                                                 n_bins, seed):
+    """Order statistics read off the sorted stored values give np.quantile's
+    very bits (signs of zero too), whatever the signs, ties, stored zeros
+    and rows sampled."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n_rows, n_columns)) * (rng.random((n_rows, n_columns)) < density)
+    if ties:
+        A = np.round(A)
+    if positive:
+        A = np.abs(A)
+    X = sp.csr_matrix(A)
+    if explicit_zeros and X.nnz:
+        X.data[: max(X.nnz // 3, 1)] = 0.0
+    sample = np.sort(rng.choice(n_rows, size=int(rng.integers(1, n_rows + 1)), replace=False))
+    levels = np.linspace(0.0, 1.0, n_bins + 1)
+    got = np.array(list(_inputs._column_quantiles(X, sample, levels)))
+    expected = _padded_quantiles(X, sample, levels)
+    np.testing.assert_array_equal(got.view(np.int64), expected.view(np.int64))
+
+
+def test_sparse_quantiles_of_wide_csr_read_columns_in_chunks():
+    # More columns than one chunk of the vectorized path holds.
+    rng = np.random.default_rng(0)
+    n_rows, n_columns, nnz = 300, 20_000, 3_000
+    X = sp.csr_matrix((rng.normal(size=nnz), (rng.integers(0, n_rows, nnz), rng.integers(0, n_columns, nnz))),
+                      shape=(n_rows, n_columns))
+    # One column full: np.quantile's own path.
+    X = sp.csr_matrix(sp.hstack([X, sp.csr_matrix(rng.normal(size=(n_rows, 1)))]))
+    levels = np.linspace(0.0, 1.0, 5)
+    sample = np.arange(0, n_rows, 2)
+    got = np.array(list(_inputs._column_quantiles(X, sample, levels)))
+    np.testing.assert_array_equal(got, _padded_quantiles(X, sample, levels))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_distinct_edges_of_all_rows_are_each_rows(dtype):
+    """The vectorized edges equal the one-row rule, steps below the smallest
+    normal number (merged one by one) included."""
+    tiny = float(np.finfo(dtype).tiny)
+    rows = [
+        [0.0, 0.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0], [-2.0, -1.0, 0.0, 0.0, 3.0],
+        [0.0, tiny / 4, tiny / 2, 2 * tiny, 1.0], [5.0, 5.0, 6.0, 6.0, 7.0], [0.0, tiny, tiny, 2 * tiny, 3 * tiny],
+    ]
+    quantiles = np.array(rows, dtype=dtype)
+    got = _inputs._distinct_edges_of_all(quantiles)
+    for row, edges in zip(quantiles, got):
+        expected = _inputs._distinct_edges(row)
+        assert edges.dtype == expected.dtype
+        np.testing.assert_array_equal(edges, expected)
