@@ -39,6 +39,7 @@ def _encoding_variant(piecewise_bins=None, piecewise_extreme_steps=None, piecewi
     from sklearn_ranknet import _inputs
 
     bins, distinct, column_quantiles = _inputs.piecewise_bins, _inputs._distinct_edges, _inputs._column_quantiles
+    distinct_of_all = _inputs._distinct_edges_of_all
     jitter = np.random.RandomState(piecewise_jitter)
 
     def jittered(X, sample, levels):
@@ -57,13 +58,14 @@ def _encoding_variant(piecewise_bins=None, piecewise_extreme_steps=None, piecewi
     if piecewise_bins is not None:
         _inputs.piecewise_bins = lambda n_rows: piecewise_bins
     if piecewise_extreme_steps is not None:
-        _inputs._distinct_edges = with_steps
+        _inputs._distinct_edges_of_all = lambda quantiles: [with_steps(q) for q in quantiles]
     if piecewise_jitter is not None:
         _inputs._column_quantiles = jittered
     try:
         yield
     finally:
         _inputs.piecewise_bins, _inputs._distinct_edges, _inputs._column_quantiles = bins, distinct, column_quantiles
+        _inputs._distinct_edges_of_all = distinct_of_all
 
 
 #: Study-only configuration keys that change LambdaRank's objective.

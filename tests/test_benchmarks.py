@@ -212,13 +212,13 @@ def test_study_encoding_variants_move_the_bin_edges_and_restore_the_package():
     rng = np.random.default_rng(0)
     X = rng.random((400, 2))
     X[:60, 0], X[60:120, 0] = 0.0, 1.0  # point masses at the ends, as per-query scaling makes
-    package = (_inputs.piecewise_bins, _inputs._distinct_edges)
+    package = (_inputs.piecewise_bins, _inputs._distinct_edges, _inputs._distinct_edges_of_all)
     plain = PiecewiseEncoding.fit(X)
     with _encoding_variant(piecewise_extreme_steps=0.01):
         stepped = PiecewiseEncoding.fit(X)
     with _encoding_variant(piecewise_bins=3):
         three = PiecewiseEncoding.fit(X)
-    assert (_inputs.piecewise_bins, _inputs._distinct_edges) == package
+    assert (_inputs.piecewise_bins, _inputs._distinct_edges, _inputs._distinct_edges_of_all) == package
     assert len(three.lower) == 3 + 3 and len(plain.lower) > len(three.lower)
     for j in range(2):
         lower, width = plain.lower[plain.source == j], plain.width[plain.source == j]
