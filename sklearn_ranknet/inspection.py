@@ -6,6 +6,7 @@ scorer receives the query ids, and a feature's values are by default
 shuffled among the documents of each query rather than across queries.
 """
 
+import inspect
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -356,7 +357,8 @@ def _grouped(scorer, name):
         requests = get_routing_for_object(scorer).score.requests
     except AttributeError:  # not a scorer's request (a router): just call it
         return _CallableScorer(scorer)
-    if requests.get("groups", False) is False:
+    request = requests.get("groups", _metric_takes_groups(scorer))
+    if request is False:
         raise ValueError(
             f"{name} is a scikit-learn scorer that does not take `groups`, so it "
             "would score all rows as one list instead of query by query. Use "
@@ -366,6 +368,17 @@ def _grouped(scorer, name):
             "at once, use sklearn.inspection.permutation_importance."
         )
     return _RoutedScorer(scorer)
+
+
+def _metric_takes_groups(scorer):
+    """None (accepted, not requested) when the scorer's metric has a
+    ``groups`` parameter, else False. scikit-learn lists a scorer's metric
+    parameters among its requests only from 1.9; before, they are absent."""
+    try:
+        parameters = inspect.signature(scorer._score_func).parameters
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return None if "groups" in parameters else False
 
 
 class _CallableScorer:
