@@ -292,22 +292,33 @@ class BaseRanker(BaseEstimator):
 
     def _predict_features(self, X):
         """Scores of rows given without their query column."""
-        # A float64 model reads float32 rows as float64 (exactly), so that
-        # they score as the same rows in float64 do; a float32 model keeps
-        # float64 rows, as MLPRegressor does.
-        dtype = np.float64 if self.coefs_[0].dtype == np.float64 else (np.float64, np.float32)
-        X = _summed_duplicates(validate_data(self, X, accept_sparse="csr", dtype=dtype, reset=False))
+        X = _summed_duplicates(
+            validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
+        )
+        # A float64 model reads float32 rows as float64 (exactly, a block at
+        # a time), so that they score as the same values in float64 do; a
+        # float32 model keeps float64 rows, as MLPRegressor does.
+        widen = X.dtype == np.float32 and self.coefs_[0].dtype == np.float64
+        if widen and stays_sparse(X):
+            X, widen = X.astype(np.float64), False  # its stored values only
         coefs, intercepts = self._network_params(X)
         scaling = self._input_scaling
-        if stays_sparse(X) and (scaling is None or scaling.kind == "standard"):
+        # Dense rows without scaling: one product (numpy widens float32 rows
+        # in it, exactly). CSR that stays sparse: one sparse product.
+        if (scaling is None and not sp.issparse(X)) or (
+            stays_sparse(X) and (scaling is None or scaling.kind == "standard")
+        ):
             return _finite_scores(_network.predict_scores(X, coefs, intercepts, self.activation))
-        # Rows as fit reads them: dense CSR and scaled rows one block at a
-        # time, a copy each, so CSR scores as its dense twin does, bit for bit.
+        # Rows as fit reads them: scaled rows and CSR too dense to stay
+        # sparse one block at a time, a copy each, so CSR scores as its
+        # dense twin does, bit for bit.
         step = block_rows(max(X.shape[1], 0 if scaling is None else scaling.n_inputs))
-        scores = [
-            _network.predict_scores(self._network_rows(X, slice(start, start + step)), coefs, intercepts, self.activation)
-            for start in range(0, X.shape[0], step)
-        ]
+        scores = []
+        for start in range(0, X.shape[0], step):
+            index = slice(start, start + step)
+            rows = self._network_rows(gather_rows(X, index).astype(np.float64), slice(None)) if widen \
+                else self._network_rows(X, index)
+            scores.append(_network.predict_scores(rows, coefs, intercepts, self.activation))
         return _finite_scores(np.concatenate(scores))
 
     def _network_params(self, X):

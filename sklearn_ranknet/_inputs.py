@@ -607,7 +607,9 @@ def _column_quantiles(X, sample, levels):
 
 def _sparse_column_quantiles(X, sample, levels):
     """:func:`_column_quantiles` of CSR in time that follows its stored
-    values, not rows times columns: np.quantile's very numbers.
+    values, not rows times columns: np.quantile's very numbers (but for the
+    sign of a zero, which np.quantile's interpolation may flip and no
+    encoding reads).
 
     A column's sorted values are its negative stored values, then its zeros
     (implicit and stored), then its positive ones, so any order statistic is

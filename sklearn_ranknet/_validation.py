@@ -87,7 +87,9 @@ def float_column(values, input_name):
             "first, e.g. seconds since a reference time as floats."
         )
     column = column_or_1d(values, dtype=np.float64, input_name=input_name)
-    if kind in "iu" and column.size and np.abs(column).max() > 2.0**53:
+    # Integers from 2**53 on (int64, or Python ints held as objects) may
+    # round onto one float; 2**53 + 1 rounds down to 2**53 itself.
+    if kind in "iuO" and column.size and np.abs(column).max() >= 2.0**53:
         _check_integers_are_exact(values, column, input_name)
     return column
 
@@ -96,10 +98,14 @@ def _check_integers_are_exact(values, column, input_name):
     """float64 holds integers exactly only up to 2**53: past it, distinct
     integers may round to one float (rounding keeps their order otherwise),
     and rows that differ would tie."""
-    if len(np.unique(column)) < len(np.unique(np.asarray(values))):
+    try:
+        n_distinct = len(np.unique(np.asarray(values).reshape(-1)))
+    except TypeError:  # objects that do not sort: nothing to compare
+        return
+    if len(np.unique(column)) < n_distinct:
         raise ValueError(
-            f"{input_name} holds integers beyond 2**53 = {2**53:,} that differ but are one "
-            "number in float64, so their rows would tie. Subtract a common offset first "
+            f"{input_name} holds integers of magnitude 2**53 = {2**53:,} or more that differ but "
+            "are one number in float64, so their rows would tie. Subtract a common offset first "
             "(e.g. the smallest value), or convert to float64 yourself if those ties are "
             "acceptable."
         )

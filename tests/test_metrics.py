@@ -576,7 +576,7 @@ S = [0.3, 0.2, 0.1]
         # (or reverse) past 2**53; refused, not ranked by rounded values.
         (Y, np.array([3, 2, 1], dtype="datetime64[ns]"), None, "y_score must hold numbers; got datetime64"),
         (Y, np.array([1, 2, 3], dtype="timedelta64[s]"), None, "y_score must hold numbers; got timedelta64"),
-        (Y, np.array([2**53 + 2, 2**53 + 1, 2**53], dtype=np.int64), None, "y_score holds integers beyond 2\\*\\*53"),
+        (Y, np.array([2**53 + 2, 2**53 + 1, 2**53], dtype=np.int64), None, "y_score holds integers of magnitude 2\\*\\*53"),
     ],
 )
 def test_bad_input(func, y_true, y_score, groups, match):
