@@ -56,7 +56,8 @@ class LambdaRankRanker(BaseRanker):
         on large data it converges in fewer epochs. Below 10,000 training
         rows whose features are min-max scaled within each query (every
         feature running from 0 to 1 inside each query, as LETOR 4.0's
-        MQ2007 and MQ2008 ship them; checked on a sample of the queries),
+        MQ2007 and MQ2008 ship them; checked on a sample of the queries,
+        0/1 flag features left out),
         "auto" takes RankNet's settings instead: 32 queries,
         ``hidden_layer_sizes=(64,)`` and ``learning_rate_init=3e-3``. On the
         Yahoo LTR sample's training folds so scaled they ranked better by

@@ -51,27 +51,31 @@ def _cell_ranges(X, offsets):
     """Minimum and maximum of each feature inside each query of ``X`` (rows
     grouped by ``offsets``), one value per (query, feature) cell (for CSR,
     only the cells holding a nonzero value: the others are 0 throughout),
-    and the values of ``X`` (stored ones for CSR)."""
+    the feature of each cell, and the values of ``X`` (stored ones for CSR)
+    with the feature of each."""
+    n_features = X.shape[1]
     if not sp.issparse(X):
         starts = offsets[:-1]
-        return np.minimum.reduceat(X, starts, axis=0), np.maximum.reduceat(X, starts, axis=0), X
+        low, high = np.minimum.reduceat(X, starts, axis=0), np.maximum.reduceat(X, starts, axis=0)
+        cell_feature = np.broadcast_to(np.arange(n_features), low.shape)
+        return low, high, cell_feature, X, np.broadcast_to(np.arange(n_features), X.shape)
     X = sp.csr_matrix(X)
     X.eliminate_zeros()
     if X.nnz == 0:
-        return np.empty(0), np.empty(0), X.data
+        return np.empty(0), np.empty(0), np.empty(0, np.intp), X.data, X.indices
     sizes = np.diff(offsets)
     query = np.repeat(query_of_row(offsets), np.diff(X.indptr))  # of each stored value
-    cell = query.astype(np.int64) * X.shape[1] + X.indices
+    cell = query.astype(np.int64) * n_features + X.indices
     order = np.argsort(cell, kind="stable")
     cell, values = cell[order], X.data[order]
     starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
     low, high = np.minimum.reduceat(values, starts), np.maximum.reduceat(values, starts)
     stored = np.diff(np.r_[starts, len(cell)])
-    implicit_zero = stored < sizes[cell[starts] // X.shape[1]]
+    implicit_zero = stored < sizes[cell[starts] // n_features]
     # A cell with fewer stored values than its query has rows also holds 0.
     low = np.where(implicit_zero, np.minimum(low, 0), low)
     high = np.where(implicit_zero, np.maximum(high, 0), high)
-    return low, high, X.data
+    return low, high, cell[starts] % n_features, X.data, X.indices
 
 
 def scaled_within_queries(X, rows, offsets):
@@ -80,8 +84,10 @@ def scaled_within_queries(X, rows, offsets):
     True when, over a sample of the queries, at least ``SCALED_SHARE`` of
     the (query, feature) cells whose feature varies inside the query run
     from 0 to 1 (each within ``TOLERANCE``), and some value lies strictly
-    between 0 and 1 (features that are all 0/1 flags are not called
-    scaled). Reads about ``SAMPLE_ROWS`` rows at most (fewer of wide dense
+    between 0 and 1. Flags (features whose sampled values are all 0 or 1)
+    take no part: a flag that varies runs from 0 to 1 in any form, so data
+    of many flags beside a few unscaled features is not called scaled, nor
+    are features that are all flags. Reads about ``SAMPLE_ROWS`` rows at most (fewer of wide dense
     ``X``: ``SAMPLE_VALUES`` values); CSR stays sparse.
 
     Parameters
@@ -114,8 +120,11 @@ def scaled_within_queries(X, rows, offsets):
     positions, sample_offsets = _sampled_queries(np.asarray(offsets), max_rows)
     if len(positions) == 0:
         return False
-    low, high, values = _cell_ranges(X[np.asarray(rows)[positions]], sample_offsets)
-    varying = high > low
+    low, high, cell_feature, values, value_feature = _cell_ranges(X[np.asarray(rows)[positions]], sample_offsets)
+    near_0_or_1 = (np.abs(values) <= TOLERANCE) | (np.abs(values - 1) <= TOLERANCE)
+    flag = np.ones(X.shape[1], dtype=bool)
+    flag[value_feature[~near_0_or_1]] = False
+    varying = (high > low) & ~flag[cell_feature]
     if not varying.any():
         return False
     from_0_to_1 = varying & (np.abs(low) <= TOLERANCE) & (np.abs(high - 1) <= TOLERANCE)

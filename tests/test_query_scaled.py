@@ -38,13 +38,16 @@ def _scaled_within(X, qid):
 def _reference(X, qid):
     """The definition, cell by cell, over every query (no sampling)."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    queries, sizes = np.unique(qid, return_counts=True)
+    read = X[np.isin(qid, queries[sizes >= 2])]
+    flag = np.all((np.abs(read) <= 1e-6) | (np.abs(read - 1) <= 1e-6), axis=0)
     varying = from_0_to_1 = 0
-    for query in np.unique(qid):
+    for query in queries:
         block = X[qid == query]
         if len(block) < 2:
             continue
-        for column in block.T:
-            if column.max() > column.min():
+        for feature, column in enumerate(block.T):
+            if column.max() > column.min() and not flag[feature]:
                 varying += 1
                 from_0_to_1 += abs(column.min()) <= 1e-6 and abs(column.max() - 1) <= 1e-6
     between = np.any((X > 1e-6) & (X < 1 - 1e-6))
@@ -100,6 +103,21 @@ def test_a_few_unscaled_cells_hide_nothing_and_many_do():
     # One column unscaled everywhere: a tenth of the cells.
     nudged[:, 3] = X[:, 3]
     assert not scaled_within_queries(nudged, rows, offsets)
+
+
+def test_flags_beside_an_unscaled_feature_are_not_called_scaled():
+    # A varying 0/1 flag runs from 0 to 1 inside its query whatever the form,
+    # so many flags must not outvote the one feature that tells the form.
+    rng = np.random.RandomState(0)
+    qid = np.repeat(np.arange(50), rng.randint(3, 30, 50))
+    flags = (rng.rand(len(qid), 120) < 0.5).astype(float)
+    click_rate = rng.beta(2, 5, len(qid))
+    rows, offsets = _arranged(qid)
+    for X in (np.column_stack([flags, click_rate]), sp.csr_matrix(np.column_stack([flags, click_rate]))):
+        assert not scaled_within_queries(X, rows, offsets)
+    scaled = np.column_stack([flags, _scaled_within(click_rate[:, None], qid)])
+    assert scaled_within_queries(scaled, rows, offsets)
+    assert scaled_within_queries(sp.csr_matrix(scaled), rows, offsets)
 
 
 def test_nothing_to_read_is_not_scaled():
