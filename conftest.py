@@ -1,6 +1,6 @@
 """pytest's view of the repository: doctests of optional modules run only
-when their extra is installed (``pip install sklearn-ranknet[onnx]``,
-``sklearn-ranknet[dask]``)."""
+when their extra is installed (``pip install ".[onnx]"``,
+``".[dask]"``)."""
 
 import importlib.util
 

@@ -118,7 +118,8 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
     "secondary_sidebar_items": ["page-toc"],
 }
-html_sidebars = {"index": []}
+# The benchmark pages hold wide tables: they get the navigation column's room.
+html_sidebars = {"index": [], "benchmarks": [], "benchmark_results/*": []}
 html_show_sourcelink = False
 
 # -- docs/benchmarks.md ------------------------------------------------------

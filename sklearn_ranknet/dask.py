@@ -5,8 +5,8 @@ The rankers :class:`DaskLambdaRankRanker`, :class:`DaskRankNetRanker` and
 matching partitions) and train where the data lives; the metrics
 :func:`ndcg_score` and :func:`map_score` score dask collections. Everything
 here is built from the in-memory rankers and metrics, which stay the unit of
-work on each partition. Needs the dask extra (``pip install
-sklearn-ranknet[dask]``); ``import sklearn_ranknet`` never imports Dask.
+work on each partition. Needs the dask extra (``pip install ".[dask]"`` from the repository's
+folder); ``import sklearn_ranknet`` never imports Dask.
 
 Notes
 -----
@@ -74,7 +74,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "sklearn_ranknet.dask needs Dask (dask[distributed,dataframe]) and pandas, "
         f"which are not installed ({exc}). Install the extra: "
-        "pip install sklearn-ranknet[dask]"
+        "pip install \"dask[distributed,dataframe]\" pandas"
     ) from exc
 
 import inspect

@@ -64,6 +64,10 @@ _NDCG_CONSTRAINTS = {
     **_COMMON_CONSTRAINTS,
     "gain": [StrOptions({"exponential", "linear"})],
 }
+# Merged here, not inside the decorators: Sphinx's source reader (viewcode's
+# [source] links) fails on a ``{**a, **b}`` written in a decorator.
+_NDCG_MEAN_CONSTRAINTS = {**_NDCG_CONSTRAINTS, **_MEAN_CONSTRAINTS}
+_MAP_MEAN_CONSTRAINTS = {**_COMMON_CONSTRAINTS, **_MEAN_CONSTRAINTS}
 
 
 # --------------------------------------------------------------------------
@@ -194,7 +198,7 @@ def _ap_values(y_true, y_score, groups, k, ignore_ties):
 # Means over queries
 
 
-@validate_params({**_NDCG_CONSTRAINTS, **_MEAN_CONSTRAINTS}, prefer_skip_nested_validation=True)
+@validate_params(_NDCG_MEAN_CONSTRAINTS, prefer_skip_nested_validation=True)
 def ndcg_score(
     y_true,
     y_score,
@@ -277,7 +281,7 @@ def ndcg_score(
     return _mean_over_queries(query_groups, values, empty, empty_query_score, sample_weight)
 
 
-@validate_params({**_COMMON_CONSTRAINTS, **_MEAN_CONSTRAINTS}, prefer_skip_nested_validation=True)
+@validate_params(_MAP_MEAN_CONSTRAINTS, prefer_skip_nested_validation=True)
 def map_score(
     y_true,
     y_score,

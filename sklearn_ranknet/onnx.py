@@ -9,7 +9,7 @@ of the package (:class:`~sklearn_ranknet.RankNetRanker`,
 or a scikit-learn Pipeline ending in one (the other steps converted by
 skl2onnx itself), into an ONNX model that any ONNX runtime can serve, e.g.
 onnxruntime. The core package never imports skl2onnx; install the extra with
-``pip install sklearn-ranknet[onnx]``.
+``pip install ".[onnx]"`` from the repository's folder.
 
 Notes
 -----
@@ -110,7 +110,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(
         "sklearn_ranknet.onnx needs skl2onnx (and onnxruntime to run the "
-        "exported models): pip install sklearn-ranknet[onnx]"
+        "exported models): pip install skl2onnx onnxruntime"
     ) from exc
 
 from ._bagging import BaggingRanker

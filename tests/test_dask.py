@@ -103,7 +103,7 @@ def test_import_needs_the_extra_and_the_package_never_imports_dask():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "pip install sklearn-ranknet[dask]" in done.stdout
+    assert 'pip install "dask[distributed,dataframe]" pandas' in done.stdout
 
 
 @pytest.mark.parametrize("dask_class, local_class", PAIRS)

@@ -12,7 +12,7 @@ documentation for how a model is deployed there, the input layout they
 expect and the ONNX opsets they support.
 
 The export goes through `skl2onnx <https://onnx.ai/sklearn-onnx/>`_
-(``pip install sklearn-ranknet[onnx]``). Importing :mod:`sklearn_ranknet.onnx`
+(``pip install ".[onnx]"`` from the repository's folder). Importing :mod:`sklearn_ranknet.onnx`
 registers the rankers' converters, after which skl2onnx's ``to_onnx``
 converts a ranker, a :class:`~sklearn_ranknet.BaggingRanker`, or a Pipeline
 that ends in one.
