@@ -1686,3 +1686,52 @@ def test_partial_fit_checks_parameters_on_every_call(param, value):
     with pytest.raises(InvalidParameterError, match=param):
         ranker.partial_fit(X, y, groups=qid)
     np.testing.assert_array_equal(ranker.predict(X), before)
+
+
+# Found by a mutation audit of the suite (2026-11-27).
+
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_minibatch_steps_never_move_the_output_intercept(Ranker, solver):
+    """Every ranking cost is invariant to one shift of all scores, so the
+    output intercept's true gradient is 0; the steps keep it exactly at its
+    initial value instead of following rounding noise (which Adam would
+    blow up to full-size steps)."""
+    X, y, qid = _small(20, max_docs=12)
+    ranker = Ranker(hidden_layer_sizes=(4,), solver=solver, batch_size=4, random_state=0, n_jobs=1)
+    ranker.partial_fit(X, y, groups=qid)
+    first = ranker.intercepts_[-1].copy()
+    for _ in range(3):
+        ranker.partial_fit(X, y, groups=qid)
+    np.testing.assert_array_equal(ranker.intercepts_[-1], first)
+    fitted = Ranker(hidden_layer_sizes=(4,), solver=solver, batch_size=4, max_iter=4, random_state=0,
+                    n_jobs=1).fit(X, y, groups=qid)
+    once = Ranker(hidden_layer_sizes=(4,), solver=solver, batch_size=4, max_iter=1, random_state=0,
+                  n_jobs=1).fit(X, y, groups=qid)
+    np.testing.assert_array_equal(fitted.intercepts_[-1], once.intercepts_[-1])
+    assert not np.array_equal(fitted.coefs_[-1], once.coefs_[-1])  # the rest did train
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_each_epoch_visits_every_query_once_in_a_new_random_order(Ranker, monkeypatch):
+    """Minibatches are drawn from a fresh permutation of the training
+    queries every epoch, not in the same (or the input) order."""
+    seen = []
+    step = _training._step
+
+    def recording_step(ranker, train, positions, queries, offsets, *args):
+        seen.append(np.array(queries))
+        return step(ranker, train, positions, queries, offsets, *args)
+
+    monkeypatch.setattr(_training, "_step", recording_step)
+    X, y, qid = _small(20, max_docs=12)
+    n_epochs, batch_size = 3, 4
+    Ranker(hidden_layer_sizes=(), batch_size=batch_size, max_iter=n_epochs, early_stopping=False,
+           n_iter_no_change=50, random_state=0, n_jobs=1).fit(X, y, groups=qid)
+    steps_per_epoch = 20 // batch_size
+    assert len(seen) == n_epochs * steps_per_epoch
+    epochs = [np.concatenate(seen[e * steps_per_epoch:(e + 1) * steps_per_epoch]) for e in range(n_epochs)]
+    for order in epochs:
+        np.testing.assert_array_equal(np.sort(order), np.arange(20))  # every query once
+    assert not np.array_equal(epochs[0], np.arange(20))
+    assert all(not np.array_equal(a, b) for a, b in zip(epochs[:-1], epochs[1:]))

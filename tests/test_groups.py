@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_ranknet._groups import group_rows, groups_from_sizes
+from sklearn_ranknet.metrics import ndcg_per_query
 
 
 def _segments(query_groups, values):
@@ -88,4 +89,29 @@ def test_groups_from_sizes_round_trips():
 )
 def test_bad_groups_are_named(groups, match):
     with pytest.raises(ValueError, match=match):
+        group_rows(groups, 4)
+
+
+# Found by a mutation audit of the suite (2026-11-27).
+
+def test_a_column_of_query_ids_is_one_id_per_row():
+    """groups of shape (n, 1) (a one-column DataFrame's values) are read as
+    the 1-D ids, in the metrics too."""
+    ids = np.array([3, 1, 3, 1, 1])
+    column = group_rows(ids[:, None], 5)
+    flat = group_rows(ids, 5)
+    np.testing.assert_array_equal(column.offsets, flat.offsets)
+    np.testing.assert_array_equal(column.order, flat.order)
+    np.testing.assert_array_equal(column.query_ids, flat.query_ids)
+    y, s = [1, 0, 2, 1, 0], [0.1, 0.9, 0.8, 0.3, 0.2]
+    for got, expected in zip(ndcg_per_query(y, s, groups=ids[:, None]), ndcg_per_query(y, s, groups=ids)):
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, float("nan")])
+def test_infinite_ids_in_an_object_array_are_missing(bad):
+    """As with float ids, an infinite id in an object array (ints mixed with
+    a float inf, e.g. after pandas' fillna(np.inf)) is refused."""
+    groups = np.array([1, bad, 2, 2], dtype=object)
+    with pytest.raises(ValueError, match="row 1"):
         group_rows(groups, 4)

@@ -9,7 +9,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
-from sklearn_ranknet._inputs import DENSE_BLOCKS_FROM, InputScaling, block_rows, stays_sparse
+from sklearn_ranknet._inputs import DENSE_BLOCKS_FROM, InputScaling, block_rows, edge_sample, stays_sparse
 from sklearn_ranknet._network import backward, forward, init_params, predict_scores
 from sklearn_ranknet.datasets import make_ranking
 
@@ -347,3 +347,19 @@ def test_features_below_float32s_normal_range_warn_that_they_read_as_constant(fe
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*smallest normal")
         ranker.fit(X.astype(np.float64), y, groups=qid)
+
+
+# Found by a mutation audit of the suite (2026-11-27).
+
+@pytest.mark.parametrize("limit", [1, 2, 7, 2000])
+def test_edge_sample_never_exceeds_its_limit_and_spreads_evenly(limit):
+    for n_rows in [1, limit - 1, limit, limit + 1, 2 * limit - 1, 2 * limit, 2 * limit + 1, 5 * limit + 3]:
+        if n_rows < 1:
+            continue
+        sample = edge_sample(n_rows, limit=limit)
+        assert 1 <= len(sample) <= limit
+        assert sample[0] == 0 and np.all(np.diff(sample) == (sample[1] - sample[0] if len(sample) > 1 else 0))
+        if n_rows <= limit:
+            np.testing.assert_array_equal(sample, np.arange(n_rows))
+        rows = np.arange(n_rows) * 3 + 1
+        np.testing.assert_array_equal(edge_sample(n_rows, rows, limit=limit), rows[sample])

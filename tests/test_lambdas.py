@@ -442,3 +442,34 @@ def test_vectorizable_exp_matches_libm_within_two_ulp():
     # Below the normal range the result is a subnormal or 0: absolute error.
     np.testing.assert_allclose(ours[~normal], reference[~normal], rtol=0, atol=2 * 5e-324)
     assert np.isnan(_exp_nonpositive(np.nan))
+
+
+# Found by a mutation audit of the suite (2026-11-27).
+
+KINDS = [
+    ("ranknet", {}),
+    ("lambdarank", dict(metric="ndcg", k=None, gain="exponential")),
+    ("lambdarank", dict(metric="map", k=None, gain="exponential")),
+    ("lambdarank", dict(metric="ndcg", k=None, gain="linear", pair_weighting="ndcg_loss2++")),
+]
+
+
+@pytest.mark.parametrize("kind, kwargs", KINDS)
+@pytest.mark.parametrize("with_cost", [True, False])
+@pytest.mark.parametrize("sigma", [1.0, 2.5])
+def test_pairs_far_below_the_top_keep_full_precision(kind, kwargs, with_cost, sigma):
+    """Two documents 730 below the query's best one: exp(sigma (s - max s))
+    of both is subnormal (below exp(-708.4)), where a float keeps only a few
+    significant digits, so the factorized rho = e_lo / (e_hi + e_lo) of
+    their pair would be off by ~1e-6 relative. SAFE_SPREAD (in units of
+    sigma * score) keeps such queries on the exact per-pair formula. Their pair's lambda is
+    sigma w / (1 + e^0.5) ~ 0.38 w; every other pair contributes < e^-729.
+    The kernel's error is then a few ulp of it: rtol 1e-12."""
+    labels = np.array([2.0, 1.0, 0.0])
+    offsets = np.array([0, 3])
+    scores = np.array([0.0, -730.0, -730.5]) / sigma
+    objective = _objective(kind, labels, offsets, sigma, **kwargs)
+    grad, _ = whole_gradient(objective, scores, offsets, with_cost=with_cost)
+    ref_grad, _ = pair_lambdas(scores.tolist(), labels.tolist(), sigma=sigma, **_reference_kwargs(kind, kwargs))
+    assert abs(ref_grad[2]) > 0.01  # the pair (1, 2) carries a real lambda
+    np.testing.assert_allclose(grad[1:], ref_grad[1:], rtol=1e-12, atol=0)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from sklearn.metrics import average_precision_score
 from sklearn.metrics import ndcg_score as sklearn_ndcg_score
 
 from sklearn_ranknet import rank_within_groups
@@ -782,3 +783,83 @@ def test_long_queries_with_heavy_ties_match_sklearn(k):
         rows = groups == q
         expected = sklearn_ndcg_score([y_true[rows]], [y_score[rows]], k=k)
         assert value == pytest.approx(expected, abs=1e-12)
+
+
+# Found by a mutation audit of the suite (2026-11-27).
+
+def test_ap_of_a_long_balanced_query_matches_sklearn():
+    """A query of 1000 relevant and 1000 irrelevant documents, untied
+    scores: 1e6 pairs, so ap_whole_list sorts one set and binary-searches
+    it (COUNT_PAIRS_PER_STEP) instead of counting every pair. Without ties
+    sklearn's average_precision_score is AP: sums of 1000 terms in [0, 1],
+    a few hundred ulp at most."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    y = np.zeros(n)
+    y[rng.permutation(n)[: n // 2]] = 1.0
+    s = rng.permutation(n).astype(float) + 0.5 * y  # distinct, informative
+    s += rng.normal(scale=300.0, size=n)
+    assert len(np.unique(s)) == n
+    expected = average_precision_score(y, s)
+    assert map_score(y, s, groups=np.zeros(n)) == pytest.approx(expected, rel=0, abs=1e-12)
+
+
+@pytest.mark.parametrize("n_half", [1000, 1500])
+def test_ap_of_a_long_query_with_one_mixed_tie(n_half):
+    """n_half relevant documents ranked first (distinct scores) except the
+    last one, which ties with the best irrelevant one; n_half irrelevant
+    below. Both orders of the tie are equally likely, so AP = (n_half - 1
+    + (1 + n_half / (n_half + 1)) / 2) / n_half. Long enough for the binary
+    search path, which must notice the tie."""
+    n = 2 * n_half
+    y = np.r_[np.ones(n_half), np.zeros(n_half)]
+    s = -np.arange(n, dtype=float)
+    s[n_half] = s[n_half - 1]  # the last relevant ties with the first irrelevant
+    expected = (n_half - 1 + (1.0 + n_half / (n_half + 1.0)) / 2.0) / n_half
+    rows = np.random.default_rng(1).permutation(n)  # row order does not matter
+    value = map_score(y[rows], s[rows], groups=np.zeros(n))
+    assert value == pytest.approx(expected, rel=0, abs=1e-13)
+    assert value < 1.0 - 1e-7  # the tie costs 1 / (4 n_half (n_half + 1))
+
+
+@pytest.mark.parametrize("gain", ["linear", "exponential"])
+def test_tied_equal_fractional_labels_never_score_above_one(gain):
+    """A block of m tied documents of one fractional label: the tie-averaged
+    gain (g + ... + g) / m can round an ulp above g (e.g. 0.05 linear, m = 3;
+    0.02 exponential, m = 3), and the DCG an ulp above the ideal DCG. NDCG
+    stays in [0, 1], within a few ulp of 1."""
+    values = []
+    for label in np.round(np.arange(0.01, 1.0, 0.01), 2):
+        for m in range(2, 8):
+            y = [label] * m + [0.0]
+            s = [1.0] * m + [0.0]
+            values.append(ndcg_per_query(y, s, groups=np.zeros(m + 1), gain=gain)[1][0])
+            values.append(ndcg_score(y, s, groups=np.zeros(m + 1), gain=gain))
+    values = np.array(values)
+    assert np.all(values <= 1.0), values.max() - 1.0
+    assert np.all(values >= 1.0 - 1e-15)
+
+
+def test_exponential_gain_of_tiny_fractional_labels_keeps_its_precision():
+    """2**y - 1 for y near 0 cancels catastrophically if computed as such
+    (relative error ~1e-16 / y); expm1 keeps it to an ulp. Two documents
+    in the wrong order: NDCG = (g1 + g2 d2) / (g2 + g1 d2), d2 = 1 / log2(3),
+    g = expm1(y ln 2) exactly as math computes it."""
+    y1, y2 = 1e-9, 3e-9
+    g1, g2 = math.expm1(y1 * math.log(2.0)), math.expm1(y2 * math.log(2.0))
+    d2 = 1.0 / math.log2(3.0)
+    expected = (g1 + g2 * d2) / (g2 + g1 * d2)
+    _, values = ndcg_per_query([y1, y2], [1.0, 0.0], groups=[0, 0], gain="exponential")
+    assert values[0] == pytest.approx(expected, rel=1e-13)
+
+
+@pytest.mark.parametrize("ignore_ties", [False, True])
+def test_linear_labels_at_and_past_the_counted_range_match_reference(ignore_ties):
+    """Whole labels below 32 read their gain from a table; 32 and above
+    (linear gain only) must not (there is no entry 32)."""
+    y = np.array([32.0, 0.0, 31.0, 33.0, 32.0, 5.0])
+    s = np.array([0.1, 0.9, 0.5, 0.2, 0.2, 0.7])
+    for k in (None, 2, 4):
+        _, values = ndcg_per_query(y, s, groups=np.zeros(6), k=k, gain="linear", ignore_ties=ignore_ties)
+        expected = ref.ndcg_query(list(y), list(s), k=k, gain="linear", ignore_ties=ignore_ties)
+        assert values[0] == pytest.approx(expected, rel=0, abs=1e-12)

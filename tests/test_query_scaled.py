@@ -239,3 +239,26 @@ def test_wide_dense_data_is_sampled_by_values(monkeypatch):
     assert read == [(20, 30)]  # 600 values: two queries of 10 rows
     assert scaled_within_queries(sp.csr_matrix(_scaled_within(X, qid)), *_arranged(qid))
     assert read[1][0] == 500  # CSR is not copied dense: every query read
+
+
+# Found by a mutation audit of the suite (2026-11-27).
+
+def _detect(X, qid):
+    grouped = group_rows(qid, len(qid))
+    rows = grouped.order if grouped.order is not None else np.arange(len(qid))
+    return scaled_within_queries(X, rows, grouped.offsets)
+
+
+def test_two_document_queries_count_in_the_detection():
+    """Queries of two documents are queries too: 30 of them with raw
+    features (values up to 50) next to 5 scaled queries of 6 documents are
+    far more than 1 % unscaled cells, so the data is not scaled within
+    queries; scaled, they agree with the rest."""
+    rng = np.random.default_rng(0)
+    qid = np.r_[np.repeat(np.arange(5), 6), np.repeat(np.arange(5, 35), 2)]
+    raw = rng.uniform(0, 50, size=(len(qid), 3))
+    long_queries = qid < 5
+    mixed = raw.copy()
+    mixed[long_queries] = _scaled_within(raw[long_queries], qid[long_queries])
+    assert not _detect(mixed, qid)
+    assert _detect(_scaled_within(raw, qid), qid)

@@ -6,7 +6,8 @@ import sklearn
 from sklearn.model_selection import GroupKFold, cross_validate
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_ranknet import LambdaRankRanker, RankNetRanker
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet._groups import group_rows, query_weights
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import (
     ap_per_query,
@@ -357,3 +358,24 @@ def test_partial_fit_weighs_queries_within_a_call_not_the_call():
     assert_same_training(streamed(np.full(second.sum(), 1e-6)).predict(X), plain)
     uneven = np.where(qid[second] % 2 == 0, 1.0, 5.0)
     assert np.ptp(streamed(uneven).predict(X) - plain) > 1e-3 * np.ptp(plain)
+
+
+# Found by a mutation audit of the suite (2026-11-27).
+
+def test_query_weights_refuses_all_zero_weights():
+    """relative=True divides by the largest weight: all zeros would make
+    every query weight 0 / 0 = nan."""
+    groups = group_rows([0, 0, 1, 1], 4)
+    for relative in (False, True):
+        with pytest.raises(ValueError, match="zero for every query"):
+            query_weights(groups, [0.0, 0.0, 0.0, 0.0], relative=relative)
+
+
+@pytest.mark.parametrize("Ranker", [RankNetRanker, LambdaRankRanker, ListNetRanker])
+def test_fit_refuses_all_zero_weights_and_keeps_no_model(Ranker):
+    X, y, qid = make_ranking(10, n_features=6, n_informative=4, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    ranker = Ranker(hidden_layer_sizes=(), max_iter=2, random_state=0)
+    with pytest.raises(ValueError, match="zero for every query"):
+        ranker.fit(X, y, groups=qid, sample_weight=np.zeros(len(y)))
+    assert not hasattr(ranker, "coefs_")

@@ -19,6 +19,7 @@ from sklearn.model_selection import (
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from sklearn_ranknet import LambdaRankRanker
 from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
 
 
@@ -179,3 +180,41 @@ def test_bad_scorer_arguments_fail_at_creation():
 def test_scorer_reports_greater_is_better_and_its_settings():
     text = repr(ndcg_scorer(5, gain="linear"))
     assert "k=5" in text and "gain=linear" in text and "greater_is_better=False" not in text
+
+
+# Found by a mutation audit of the suite (2026-11-27).
+
+def _long_queries(seed=0):
+    """Queries of 30 documents with relevant documents below rank 10, so
+    that k=10 and the whole list give different values."""
+    rng = np.random.RandomState(seed)
+    qid = np.repeat(np.arange(6), 30)
+    X = rng.normal(size=(len(qid), 3))
+    y = (rng.rand(len(qid)) < 0.3).astype(float) * rng.randint(1, 4, len(qid))
+    return X, y, qid
+
+
+def test_default_cut_offs_are_ndcg_at_10_and_map_of_the_whole_list(routing):
+    X, y, qid = _long_queries()
+    model = Ridge().fit(X, y)
+    s = model.predict(X)
+    assert ndcg_score(y, s, groups=qid, k=10) != ndcg_score(y, s, groups=qid)
+    assert map_score(y, s, groups=qid, k=10) != map_score(y, s, groups=qid)
+    assert ndcg_scorer()(model, X, y, groups=qid) == ndcg_score(y, s, groups=qid, k=10)
+    assert map_scorer()(model, X, y, groups=qid) == map_score(y, s, groups=qid)
+
+
+def test_routed_groups_take_precedence_over_the_query_column(routing):
+    """The scorer reads query ids from the estimator's query_column only
+    when none were routed; routed ids, here one query per pair of column
+    ids, are the ones scored."""
+    X, y, qid = _long_queries(1)
+    with_column = np.column_stack([qid, X])
+    ranker = LambdaRankRanker(query_column=0, hidden_layer_sizes=(), max_iter=2, random_state=0,
+                              n_jobs=1).fit(with_column, y)
+    s = ranker.predict(with_column)
+    coarse = qid // 2
+    assert ndcg_score(y, s, groups=coarse, k=10) != ndcg_score(y, s, groups=qid, k=10)
+    scorer = ndcg_scorer(10)
+    assert scorer(ranker, with_column, y) == ndcg_score(y, s, groups=qid, k=10)  # from the column
+    assert scorer(ranker, with_column, y, groups=coarse) == ndcg_score(y, s, groups=coarse, k=10)
