@@ -16,8 +16,9 @@ Each suite writes NAME.json, NAME.md and NAME.png into the output folder (defaul
 ``benchmarks/results``, or ``benchmarks/results/quick`` with ``--quick``) through the
 shared harness (``benchmarks/_harness.py``). Peers that are not installed are skipped with a
 note; ``pip install ".[bench]"`` installs them all. ``--quick`` (tiny sizes, a smoke test) runs
-in CI through ``tests/test_benchmarks.py``; the full run takes about 40 minutes on 2 cores,
-most of it the quality suite.
+in CI through ``tests/test_benchmarks.py``; the full run of the seven suites takes about 45
+minutes on 2 cores (the sum of the wall times the result files record), most of it the
+quality suite (27 minutes).
 """
 
 import argparse

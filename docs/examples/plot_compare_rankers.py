@@ -113,9 +113,10 @@ for name, values in ndcg.items():
 
 # %%
 # With one seed and 50 test queries, differences of a hundredth are within
-# the noise: on this split the benchmark's five seeds of ``LambdaRankRanker()``
-# spread by ±0.011 NDCG@10 (:doc:`/benchmarks`). The page's numbers come from
-# the build that made it.
+# the noise: on this split the benchmark's five seeds of each ranker spread
+# by ±0.003 (``LambdaRankRanker()``) to ±0.007 (``RankNetRanker()``) NDCG@10,
+# standard deviation, in the run of 2026-11-26 (:doc:`/benchmarks`). The
+# page's numbers come from the build that made it.
 fig, ax = plt.subplots(figsize=(10, 4.5))
 width = 0.8 / len(ndcg)
 for offset, (name, values) in enumerate(ndcg.items()):
