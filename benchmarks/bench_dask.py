@@ -17,7 +17,8 @@ processes=True)``, started once and warmed up (Numba cache, imports) by a small 
    first round: zipping, shuffle, shards, summaries), epochs, seconds per epoch (the wall
    time over the epochs, setup included, for in-memory and Dask fits alike), test
    NDCG@10. The shuffle's share is the setup time with the shuffle minus the setup time
-   without it, over the fit's wall time.
+   without it, over the fit's wall time (the fit without it has 2 partitions, not 4, so the
+   share also holds the setup of two more partitions: an upper bound).
 2. The two training designs at a fixed budget of epochs (10; ``--quick``: 3; no early
    stopping) on the 2 whole-query chunks: local SGD with parameter averaging (the default:
    one round trip per epoch) and synchronous averaged gradients (one round trip per step
