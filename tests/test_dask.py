@@ -36,6 +36,7 @@ from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker  # no
 from sklearn_ranknet import _dask_training, _network  # noqa: E402
 import sklearn_ranknet.metrics  # noqa: E402
 from sklearn_ranknet import dask as skd  # noqa: E402
+from sklearn_ranknet._training import TrainingSet, objective_value  # noqa: E402
 from sklearn_ranknet._inputs import InputScaling  # noqa: E402
 from sklearn_ranknet.datasets import make_ranking  # noqa: E402
 from sklearn_ranknet.metrics import map_score, ndcg_score, ndcg_scorer  # noqa: E402
@@ -884,3 +885,42 @@ def test_a_spread_whose_variance_underflows_warns_on_the_client(client, data):
         quiet_fit(ranker, dX, dy, groups=dq)
     with pytest.warns(UserWarning, match=r"Feature 1 of X varies only by less than about 1e-154"):
         quiet_fit(RankNetRanker(feature_scaling="standard", **QUICK), X, y, groups=qid)
+
+
+# Found by a mutation audit of the suite, second round (2026-11-27).
+
+pytest.importorskip("distributed")
+
+
+@pytest.mark.parametrize("cls", [skd.DaskRankNetRanker, skd.DaskListNetRanker])
+def test_the_loss_is_the_weighted_mean_over_queries(client, data, cls):  # noqa: F811
+    # loss_curve_ holds the training objective as in memory: the mean of the
+    # queries' costs under their weights, plus the penalty. The last entry
+    # is that of the final weights (no early stopping, no average).
+    X, y, qid = data
+    weights = np.where(qid % 3 == 0, 0.1, 1.0 + qid % 2)  # constant within each query
+    dX, dy, dq, dw = chunked(X, y, qid, weights, chunks=whole_query_chunks(qid, 2))
+    ranker = quiet_fit(cls(**QUICK, ema_momentum=0), dX, dy, groups=dq, sample_weight=dw)
+    local = ranker.to_local()
+    local._l2 = ranker._l2
+    training = TrainingSet.from_input(X, y, qid, local._make_objective, weights)
+    assert ranker.loss_curve_[-1] == pytest.approx(objective_value(local, training), rel=1e-9)
+
+
+def test_a_dataframe_with_one_float64_column_trains_in_float64(client, data):  # noqa: F811
+    # As in memory (validate_data reads mixed float32/float64 columns as
+    # float64): float32 only when every feature column is float32.
+    import dask.dataframe as dd
+    import pandas as pd
+
+    X, y, qid = data
+    frame = pd.DataFrame(X.astype(np.float32), columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["f0"] = X[:, 0]  # float64
+    dX = dd.from_pandas(frame, npartitions=2)
+    dy = dd.from_pandas(pd.Series(y), npartitions=2)
+    dq = dd.from_pandas(pd.Series(qid), npartitions=2)
+    ranker = quiet_fit(skd.DaskRankNetRanker(**QUICK), dX, dy, groups=dq)
+    assert ranker.coefs_[0].dtype == np.float64
+    from sklearn_ranknet import RankNetRanker
+
+    assert quiet_fit(RankNetRanker(**QUICK), frame, y, groups=qid).coefs_[0].dtype == np.float64

@@ -504,3 +504,50 @@ def test_load_letor_file_object(tmp_path):
     query_path.write_text("4\n1\n")
     _, _, groups = load_letor(io.BytesIO(NO_QID_FILE.encode()), query_path=query_path)
     np.testing.assert_array_equal(groups, [0, 0, 0, 0, 1])
+
+
+# Found by a mutation audit of the suite, second round (2026-11-27).
+
+def test_query_lengths_reach_both_ends():
+    # Lengths are drawn over [min_docs, max_docs]: both ends occur.
+    _, _, groups = make_ranking(n_queries=3000, min_docs=2, max_docs=4, random_state=0)
+    lengths = np.bincount(groups)
+    assert set(np.unique(lengths)) == {2, 3, 4}
+    # min_docs == max_docs: every query that long.
+    _, _, groups = make_ranking(n_queries=50, min_docs=7, max_docs=7, random_state=0)
+    assert np.all(np.bincount(groups) == 7)
+
+
+@pytest.mark.parametrize("fraction, n_queries", [(0.35, 10), (0.05, 30), (0.17, 30), (0.5, 20)])
+def test_round_of_the_fraction_is_emptied(fraction, n_queries):
+    # round(empty_query_fraction * n_queries) queries have all labels 0. With
+    # long queries none ends up empty by chance (0.21**40 per query), so the
+    # empty ones are exactly those.
+    _, y, groups = make_ranking(n_queries=n_queries, min_docs=40, max_docs=40, empty_query_fraction=fraction,
+                                random_state=0)
+    n_empty = int(np.sum(np.bincount(groups, weights=y) == 0))
+    assert n_empty == int(round(fraction * n_queries))
+
+
+def test_every_feature_may_be_informative():
+    X, y, groups = make_ranking(n_queries=10, n_features=5, n_informative=5, random_state=0)
+    assert X.shape[1] == 5 and len(y) == len(groups) == len(X)
+    with pytest.raises(ValueError, match="must not exceed"):
+        make_ranking(n_queries=10, n_features=5, n_informative=6)
+
+
+def test_query_level_share_of_the_features_is_at_most_half():
+    # "Each feature is a mix of a query-level component (0 to 50 % of its
+    # variance) and a document-level one": the share of a feature's
+    # variance between queries (one-way ANOVA on ranks, which the monotone
+    # transforms keep) averages about a quarter, and never comes near 1.
+    X, _, groups = make_ranking(n_queries=400, n_features=20, min_docs=30, max_docs=30, random_state=0)
+    shares = []
+    for column in X.T:
+        ranks = np.argsort(np.argsort(column)).astype(float)
+        means = np.bincount(groups, weights=ranks) / np.bincount(groups)
+        shares.append(np.var(means[groups]) / np.var(ranks))
+    shares = np.array(shares)
+    # Within-query sampling adds ~1/30 of the variance to the query means.
+    assert shares.mean() < 0.45
+    assert shares.max() < 0.75

@@ -12,8 +12,10 @@ with changed hyperparameters, failed fits leaving a model behind, ...) were
 strict xfails until the bug was fixed.
 """
 
+import ast
 import copy
 import functools
+import inspect
 import pickle
 import re
 import warnings
@@ -36,7 +38,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
-from sklearn_ranknet import _jit, _network, _training
+from sklearn_ranknet import _base, _jit, _network, _training
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
 
@@ -1735,3 +1737,123 @@ def test_each_epoch_visits_every_query_once_in_a_new_random_order(Ranker, monkey
         np.testing.assert_array_equal(np.sort(order), np.arange(20))  # every query once
     assert not np.array_equal(epochs[0], np.arange(20))
     assert all(not np.array_equal(a, b) for a, b in zip(epochs[:-1], epochs[1:]))
+
+
+# Found by a mutation audit of the suite, second round (2026-11-27).
+
+SHORT_FIT = dict(hidden_layer_sizes=(4,), max_iter=3, random_state=0)
+
+
+def _twenty_queries(n_queries=20, random_state=0):
+    X, y, qid = make_ranking(n_queries=n_queries, n_features=5, n_informative=4, min_docs=4, max_docs=10,
+                             random_state=random_state)
+    return X * 37.1 + 0.123456789, y, qid  # values float32 cannot hold exactly
+
+
+@pytest.mark.parametrize("feature_scaling", ["piecewise", "standard", "log1p", None])
+def test_float32_rows_score_as_their_float64_values_on_a_float64_model(feature_scaling):
+    # predict reads float32 rows as float64 (exactly) on a float64 model, so
+    # they score bit for bit as the same values given in float64.
+    X, y, qid = _twenty_queries()
+    ranker = RankNetRanker(**SHORT_FIT, feature_scaling=feature_scaling).fit(X, y, groups=qid)
+    X32 = (X * 1.37).astype(np.float32)
+    np.testing.assert_array_equal(ranker.predict(X32), ranker.predict(X32.astype(np.float64)))
+
+
+@pytest.mark.parametrize("feature_scaling", ["piecewise", "standard", None])
+def test_partial_fit_reads_float64_rows_in_the_models_float32(feature_scaling):
+    # "A model keeps the precision it was first fitted in": float64 rows
+    # given to a float32 model train as those rows cast to float32.
+    X, y, qid = _twenty_queries()
+    model = RankNetRanker(**SHORT_FIT, feature_scaling=feature_scaling).fit(X.astype(np.float32), y, groups=qid)
+    wide = copy.deepcopy(model).partial_fit(X, y, groups=qid)
+    narrow = copy.deepcopy(model).partial_fit(X.astype(np.float32), y, groups=qid)
+    for a, b in zip(wide.coefs_ + wide.intercepts_, narrow.coefs_ + narrow.intercepts_):
+        assert a.dtype == np.float32
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+def test_auto_early_stopping_never_holds_out_every_query(cls, monkeypatch):
+    # validation_fraction=0.9 of 2 queries rounds up to both: "auto" must
+    # leave early stopping off (one query at least is needed to train on).
+    X, y, qid = _twenty_queries(n_queries=2)
+    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", 1)
+    ranker = cls(**SHORT_FIT, validation_fraction=0.9).fit(X, y, groups=qid)
+    assert ranker.validation_scores_ is None
+    assert ranker.n_iter_ == SHORT_FIT["max_iter"]
+
+
+@pytest.mark.parametrize("cls", [RankNetRanker, ListNetRanker])
+def test_lbfgs_refuses_dropout(cls):
+    X, y, qid = _twenty_queries()
+    with pytest.raises(ValueError, match="L-BFGS"):
+        cls(solver="lbfgs", dropout=0.2, max_iter=2).fit(X, y, groups=qid)
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+def test_score_refuses_two_rows_without_groups(cls):
+    X, y, qid = _twenty_queries()
+    ranker = cls(**SHORT_FIT).fit(X, y, groups=qid)
+    with pytest.raises(ValueError, match="score got no groups"):
+        ranker.score(X[:2], y[:2])
+    # One row is one query whatever its id.
+    assert ranker.score(X[:1], y[:1]) == ranker.score(X[:1], y[:1], groups=[7])
+
+
+def test_listnet_trains_with_its_gain():
+    # gain="linear" on labels y is gain="exponential" on labels log2(y + 1)
+    # (2**log2(y + 1) - 1 = y up to one rounding): the same model up to
+    # rounding amplified over a few steps; exponential gain on y is another.
+    X, y, qid = _twenty_queries()
+    quick = dict(**SHORT_FIT, early_stopping=False)
+    linear = ListNetRanker(gain="linear", **quick).fit(X, y, groups=qid)
+    exponential_of_log = ListNetRanker(gain="exponential", **quick).fit(X, np.log2(y + 1.0), groups=qid)
+    exponential = ListNetRanker(gain="exponential", **quick).fit(X, y, groups=qid)
+    for a, b in zip(linear.coefs_, exponential_of_log.coefs_):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
+    assert any(not np.allclose(a, b, rtol=1e-3) for a, b in zip(linear.coefs_, exponential.coefs_))
+
+
+@pytest.mark.parametrize("cls", RANKERS)
+def test_sigma_reaches_the_objective(cls):
+    X, y, qid = _twenty_queries()
+    quick = dict(**SHORT_FIT, early_stopping=False)
+    a = cls(sigma=0.5, **quick).fit(X, y, groups=qid)
+    b = cls(sigma=3.0, **quick).fit(X, y, groups=qid)
+    assert any(not np.allclose(p, q, rtol=1e-3) for p, q in zip(a.coefs_, b.coefs_))
+
+
+@pytest.mark.parametrize("cls", [*RANKERS, BaggingRanker])
+def test_documented_defaults_are_the_defaults(cls):
+    doc = cls.__doc__
+    params = inspect.signature(cls).parameters
+    checked = 0
+    for match in re.finditer(r"^    (\w+) : [^\n]*default=([^\n]+)$", doc, flags=re.M):
+        name, text = match.group(1), match.group(2).strip()
+        default = params[name].default
+        try:
+            assert ast.literal_eval(text) == default, name
+        except (ValueError, SyntaxError):
+            assert text in (repr(default), str(default)), name
+        checked += 1
+    assert checked >= len(params) - 2  # a parameter or two may document its default in words
+
+
+def test_lambdarank_on_small_query_scaled_data_takes_ranknets_minibatch():
+    # The docstring: on small data scaled within each query "auto" takes
+    # RankNet's settings: 32 queries a minibatch (RankNet's "auto"), its
+    # width and its step.
+    assert LambdaRankRanker._AUTO_QUERY_SCALED["batch_size"] == RankNetRanker._AUTO_BATCH_SIZE == 32
+    assert LambdaRankRanker._AUTO_QUERY_SCALED["hidden_layer_sizes"] == RankNetRanker().hidden_layer_sizes
+    assert LambdaRankRanker._AUTO_QUERY_SCALED["learning_rate_init"] == RankNetRanker().learning_rate_init
+    from tests.test_query_scaled import _fit, _letor_like
+
+    X, y, qid = _letor_like(n_queries=120)
+    one_epoch = dict(max_iter=1, random_state=0, early_stopping=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = _fit(LambdaRankRanker(**one_epoch), "fit", X, y, qid)
+        explicit = _fit(LambdaRankRanker(batch_size=32, **one_epoch), "fit", X, y, qid)
+    assert auto._optimizer.t == explicit._optimizer.t == -(-120 // 32)  # steps of one epoch
+    np.testing.assert_array_equal(auto.predict(X), explicit.predict(X))

@@ -363,3 +363,78 @@ def test_edge_sample_never_exceeds_its_limit_and_spreads_evenly(limit):
             np.testing.assert_array_equal(sample, np.arange(n_rows))
         rows = np.arange(n_rows) * 3 + 1
         np.testing.assert_array_equal(edge_sample(n_rows, rows, limit=limit), rows[sample])
+
+
+# Found by a mutation audit of the suite, second round (2026-11-27).
+
+def test_csr_stays_sparse_only_below_the_share():
+    # "Only CSR with fewer than DENSE_BLOCKS_FROM of its entries stored stays
+    # sparse": exactly that share is read as dense blocks.
+    n_rows, n_columns = 20, 10
+    n_at_share = int(round(DENSE_BLOCKS_FROM * n_rows * n_columns))
+    assert n_at_share == DENSE_BLOCKS_FROM * n_rows * n_columns  # the share is reachable exactly
+
+    def with_entries(n):
+        flat = np.zeros(n_rows * n_columns)
+        flat[np.linspace(0, flat.size - 1, n).astype(int)] = 1.0
+        X = sp.csr_matrix(flat.reshape(n_rows, n_columns))
+        assert X.nnz == n
+        return X
+
+    assert stays_sparse(with_entries(n_at_share - 1))
+    assert not stays_sparse(with_entries(n_at_share))
+    assert not stays_sparse(np.zeros((n_rows, n_columns)))
+
+
+@pytest.mark.parametrize("kind", ["standard", "log1p"])
+@pytest.mark.parametrize("value", [-0.1, -1 / 3, -123.456, 0.1, 123.456])
+def test_a_constant_feature_is_only_centred_whatever_its_sign(kind, value):
+    # A constant column's spread is rounding of its mean's sums: its scale
+    # is 1 (as StandardScaler's), for a negative constant as for a positive.
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.rand(3000), np.full(3000, value)])
+    scaling = InputScaling.fit(kind, X)
+    assert scaling.scale[1] == 1.0
+    # And so the ranker's rows: that column standardizes to 0 but for the
+    # rounding of its mean (count * eps relative to it, the code's own bound).
+    rows = scaling.rows(X, slice(None))
+    assert np.abs(rows[:, 1]).max() <= len(X) * np.finfo(np.float64).eps * abs(value)
+
+
+def test_a_negative_constant_feature_changes_no_score():
+    X, y, qid = make_ranking(n_queries=20, n_features=4, n_informative=3, random_state=0)
+    with_constant = np.column_stack([X, np.full(len(X), -0.1)])
+    ranker = RankNetRanker(hidden_layer_sizes=(4,), max_iter=3, random_state=0, feature_scaling="standard")
+    ranker.fit(with_constant, y, groups=qid)
+    assert ranker.feature_scale_[-1] == 1.0
+    moved = with_constant.copy()
+    moved[:, -1] = -0.1 + 1e-15  # a rounding away from the training constant
+    np.testing.assert_allclose(ranker.predict(moved), ranker.predict(with_constant), rtol=1e-9, atol=1e-12)
+
+
+def _with_duplicate_entries(X):
+    """X as CSR that stores every nonzero twice, as 0.25 v and 0.75 v."""
+    rows, columns = np.nonzero(X)
+    values = X[rows, columns]
+    rows, columns = np.repeat(rows, 2), np.repeat(columns, 2)
+    values = np.column_stack([0.25 * values, 0.75 * values]).ravel()
+    indptr = np.searchsorted(rows, np.arange(X.shape[0] + 1))
+    return sp.csr_matrix((values, columns, indptr), shape=X.shape)
+
+
+@pytest.mark.parametrize("feature_scaling", ["piecewise", "standard", "log1p"])
+def test_sparse_csr_with_duplicate_entries_is_the_matrix_it_sums_to(feature_scaling):
+    X, y, qid = make_ranking(n_queries=15, n_features=10, n_informative=5, random_state=0)
+    X[np.random.RandomState(0).rand(*X.shape) < 0.97] = 0.0  # ~3 % stored
+    X[::10, 0] = 2.0  # a column with repeated values
+    duplicated = _with_duplicate_entries(X)
+    assert not duplicated.has_canonical_format and stays_sparse(duplicated)
+    canonical = sp.csr_matrix(X)
+    kwargs = dict(hidden_layer_sizes=(6,), max_iter=5, random_state=0, feature_scaling=feature_scaling)
+    reference = LambdaRankRanker(**kwargs).fit(canonical, y, groups=qid)
+    from_duplicates = LambdaRankRanker(**kwargs).fit(duplicated, y, groups=qid)
+    # 0.25 v + 0.75 v may differ from v by an ulp, amplified a little by
+    # training; a model of other inputs differs by far more.
+    np.testing.assert_allclose(from_duplicates.predict(canonical), reference.predict(canonical), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(reference.predict(duplicated), reference.predict(canonical), rtol=1e-9, atol=1e-12)
+    assert not duplicated.has_canonical_format  # the caller's matrix is left as it was

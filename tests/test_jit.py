@@ -9,6 +9,7 @@ import pytest
 from joblib import cpu_count
 
 from sklearn_ranknet import _jit
+from sklearn_ranknet._jit import query_chunks
 
 
 def test_compiles_without_a_cache_when_no_cache_directory_is_writable(monkeypatch):
@@ -157,3 +158,26 @@ print(seen)
 '''
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[1, 0, 1]", out.stdout
+
+
+# Found by a mutation audit of the suite, second round (2026-11-27).
+
+@pytest.mark.parametrize("n_queries, n_chunks", [(4, 2), (8, 4), (12, 3), (100, 4)])
+def test_equal_queries_split_into_equal_chunks(n_queries, n_chunks):
+    # Queries of equal work divide evenly: every chunk holds n / n_chunks.
+    offsets = np.arange(0, 5 * n_queries + 1, 5)
+    chunks = query_chunks(offsets, n_chunks)
+    assert chunks == [(i * n_queries // n_chunks, (i + 1) * n_queries // n_chunks) for i in range(n_chunks)]
+
+
+def test_chunks_cover_the_queries_in_order_and_balance_the_work():
+    rng = np.random.RandomState(0)
+    sizes = rng.randint(1, 50, size=200)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    for n_chunks in (2, 3, 8):
+        chunks = query_chunks(offsets, n_chunks)
+        assert chunks[0][0] == 0 and chunks[-1][1] == len(sizes)
+        assert all(a[1] == b[0] for a, b in zip(chunks[:-1], chunks[1:]))
+        work = [sizes[a:b].sum() for a, b in chunks]
+        # Each cut is off its target by less than one query.
+        assert max(work) - sizes.sum() / n_chunks < 2 * sizes.max()

@@ -20,7 +20,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet._query_column import merge_groups, query_column_of
+from sklearn_ranknet._wrapped import wrapped_chain
 from sklearn_ranknet.datasets import make_ranking
+from sklearn_ranknet.inspection import permutation_importance
 from sklearn_ranknet.metrics import ap_per_query, map_score, map_scorer, ndcg_per_query, ndcg_score, ndcg_scorer
 
 from ._assertions import assert_same_training
@@ -413,3 +416,89 @@ def test_wrong_width_counts_the_columns_of_X(bagged):
         ranker.score(X, y, groups=qid)
     # The right width still works.
     assert np.isfinite(ranker.predict(with_column)).all()
+
+
+# Found by a mutation audit of the suite, second round (2026-11-27).
+
+TINY_FIT = dict(hidden_layer_sizes=(3,), max_iter=3, random_state=0)
+
+
+def _column_data():
+    X, y, qid = make_ranking(n_queries=20, n_features=4, n_informative=3, min_docs=3, max_docs=8, random_state=0)
+    return X, y, qid
+
+
+def test_the_most_negative_position_is_the_first_column():
+    # query_column=-n_columns counts from the end to column 0, as Python's
+    # indexing (and the check -n <= position < n) says.
+    X, y, qid = _column_data()
+    Xq = np.column_stack([qid, X])
+    first = RankNetRanker(**TINY_FIT, query_column=0).fit(Xq, y)
+    negative = RankNetRanker(**TINY_FIT, query_column=-Xq.shape[1]).fit(Xq, y)
+    for a, b in zip(first.coefs_, negative.coefs_):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(first.predict(Xq), negative.predict(Xq))
+
+
+def test_groups_coarser_than_the_column_are_refused():
+    # Every id of the column maps to one id of groups, but two column ids
+    # share one: the two split the rows into different queries.
+    column = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    coarser = column // 2
+    with pytest.raises(ValueError, match="different queries"):
+        merge_groups(coarser, column, 0)
+    with pytest.raises(ValueError, match="different queries"):
+        merge_groups(column, coarser, 0)
+    # A one-to-one relabelling is the same queries; groups is what comes back.
+    relabelled = 10 - column
+    assert merge_groups(relabelled, column, 0) is relabelled
+
+
+def test_groups_win_over_a_relabelled_column():
+    # When groups and the column describe the same queries under other ids,
+    # the ranker trains on groups (the order of the ids orders the queries).
+    X, y, qid = _column_data()
+    Xq = np.column_stack([qid, X])
+    groups = 100 - qid  # the same queries, in reverse order of their ids
+    with_column = RankNetRanker(**TINY_FIT, query_column=0).fit(Xq, y, groups=groups)
+    without = RankNetRanker(**TINY_FIT).fit(X, y, groups=groups)
+    for a, b in zip(with_column.coefs_, without.coefs_):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_one_step_pipeline_keeps_the_column_out_of_the_permutations():
+    # A Pipeline of the ranker alone transforms nothing: the column is still
+    # at its position in X, as for the bare ranker.
+    X, y, qid = _column_data()
+    Xq = np.column_stack([qid, X])
+    ranker = RankNetRanker(**TINY_FIT, query_column=0).fit(Xq, y)
+    bare = permutation_importance(ranker, Xq, y, groups=None, n_repeats=2, random_state=0)
+    piped = permutation_importance(make_pipeline(ranker), Xq, y, groups=None, n_repeats=2, random_state=0)
+    np.testing.assert_array_equal(bare.importances, piped.importances)
+
+
+def test_a_scorer_finds_the_column_through_a_fitted_search():
+    X, y, qid = _column_data()
+    Xq = np.column_stack([qid, X])
+    search = GridSearchCV(
+        RankNetRanker(**TINY_FIT, query_column=0), {"alpha": [1.0]}, cv=GroupKFold(2), scoring=ndcg_scorer(10)
+    ).fit(Xq, y, groups=qid)
+    assert query_column_of(search) == 0
+    scorer = ndcg_scorer(10)
+    assert scorer(search, Xq, y) == scorer(search.best_estimator_, Xq, y)
+
+
+def test_other_ensembles_are_not_entered():
+    # Only an ensemble that itself takes a query_column (BaggingRanker) is
+    # looked into; another one's members may see other columns of X (or be
+    # no rankers at all).
+    X, y, qid = _column_data()
+    Xq = np.column_stack([qid, X])
+
+    class OtherEnsemble:
+        def __init__(self, members):
+            self.estimators_ = members
+
+    other = OtherEnsemble([RankNetRanker(**TINY_FIT, query_column=0).fit(Xq, y)])
+    assert list(wrapped_chain(other)) == [other]
+    assert query_column_of(other) is None
