@@ -1,6 +1,7 @@
 """Assertions shared by the test modules."""
 
 import numpy as np
+import scipy.sparse as sp
 
 
 def assert_same_training(got, expected):
@@ -57,3 +58,15 @@ def read_csr_as(monkeypatch, path):
     from sklearn_ranknet import _inputs
 
     monkeypatch.setattr(_inputs, "DENSE_BLOCKS_FROM", CSR_PATHS[path])
+
+
+def csr_with_duplicate_entries(X):
+    """Dense ``X`` as a CSR matrix that stores every nonzero twice, as 0.25 v
+    and 0.75 v (scipy means the sum: ``toarray()`` gives ``X`` back), in
+    sorted row order."""
+    rows, columns = np.nonzero(X)
+    values = X[rows, columns]
+    rows, columns = np.repeat(rows, 2), np.repeat(columns, 2)
+    values = np.column_stack([0.25 * values, 0.75 * values]).ravel()
+    indptr = np.searchsorted(rows, np.arange(X.shape[0] + 1))
+    return sp.csr_matrix((values, columns, indptr), shape=X.shape)

@@ -42,7 +42,7 @@ from sklearn_ranknet import _base, _jit, _network, _training
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
 
-from ._assertions import CSR_PATHS, assert_same_training, read_csr_as
+from ._assertions import CSR_PATHS, assert_same_training, csr_with_duplicate_entries, read_csr_as
 
 # Most fits here use few epochs on purpose; the convergence warning is noise.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -517,24 +517,13 @@ def test_sparse_input_gives_the_dense_model(cls, hidden, csr_path, monkeypatch):
     assert sparse.score(sp.csr_array(X), y, groups=qid) == pytest.approx(dense.score(X, y, groups=qid), abs=1e-6)
 
 
-def _with_duplicate_entries(X):
-    """X as CSR that stores every nonzero twice, as 0.25 v and 0.75 v (scipy
-    means the sum: ``toarray()`` gives X back), in sorted row order."""
-    rows, columns = np.nonzero(X)
-    values = X[rows, columns]
-    rows, columns = np.repeat(rows, 2), np.repeat(columns, 2)
-    values = np.column_stack([0.25 * values, 0.75 * values]).ravel()
-    indptr = np.searchsorted(rows, np.arange(X.shape[0] + 1))
-    return sp.csr_matrix((values, columns, indptr), shape=X.shape)
-
-
 @pytest.mark.parametrize("feature_scaling", ["piecewise", "standard", "log1p"])
 def test_csr_with_duplicate_entries_is_the_matrix_it_sums_to(feature_scaling):
     """A CSR matrix that stores a column twice in a row means their sum; the
     input scaling reads stored values one by one, so it must see the sum."""
     X, y, qid = _small(15)
     X[np.random.RandomState(0).rand(*X.shape) < 0.7] = 0.0
-    duplicated = _with_duplicate_entries(X)
+    duplicated = csr_with_duplicate_entries(X)
     assert not duplicated.has_canonical_format
     np.testing.assert_allclose(duplicated.toarray(), X, rtol=1e-15)
     kwargs = dict(hidden_layer_sizes=(6,), max_iter=5, random_state=0, feature_scaling=feature_scaling, **FAST)

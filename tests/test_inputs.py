@@ -13,7 +13,7 @@ from sklearn_ranknet._inputs import DENSE_BLOCKS_FROM, InputScaling, block_rows,
 from sklearn_ranknet._network import backward, forward, init_params, predict_scores
 from sklearn_ranknet.datasets import make_ranking
 
-from ._assertions import CSR_PATHS, assert_same_training, read_csr_as
+from ._assertions import CSR_PATHS, assert_same_training, csr_with_duplicate_entries, read_csr_as
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -412,22 +412,12 @@ def test_a_negative_constant_feature_changes_no_score():
     np.testing.assert_allclose(ranker.predict(moved), ranker.predict(with_constant), rtol=1e-9, atol=1e-12)
 
 
-def _with_duplicate_entries(X):
-    """X as CSR that stores every nonzero twice, as 0.25 v and 0.75 v."""
-    rows, columns = np.nonzero(X)
-    values = X[rows, columns]
-    rows, columns = np.repeat(rows, 2), np.repeat(columns, 2)
-    values = np.column_stack([0.25 * values, 0.75 * values]).ravel()
-    indptr = np.searchsorted(rows, np.arange(X.shape[0] + 1))
-    return sp.csr_matrix((values, columns, indptr), shape=X.shape)
-
-
 @pytest.mark.parametrize("feature_scaling", ["piecewise", "standard", "log1p"])
 def test_sparse_csr_with_duplicate_entries_is_the_matrix_it_sums_to(feature_scaling):
     X, y, qid = make_ranking(n_queries=15, n_features=10, n_informative=5, random_state=0)
     X[np.random.RandomState(0).rand(*X.shape) < 0.97] = 0.0  # ~3 % stored
     X[::10, 0] = 2.0  # a column with repeated values
-    duplicated = _with_duplicate_entries(X)
+    duplicated = csr_with_duplicate_entries(X)
     assert not duplicated.has_canonical_format and stays_sparse(duplicated)
     canonical = sp.csr_matrix(X)
     kwargs = dict(hidden_layer_sizes=(6,), max_iter=5, random_state=0, feature_scaling=feature_scaling)
