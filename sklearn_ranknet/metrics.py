@@ -26,6 +26,7 @@ Conventions
   (LightGBM's limit: ``2**label`` would swamp every other grade).
 """
 
+import functools
 import warnings
 from numbers import Integral, Real
 
@@ -547,6 +548,27 @@ def _grouped_scorer(score_func, check_func, metric_kwargs):
     return scorer
 
 
+def _makes_a_scorer(factory):
+    """Mark ``factory`` as a function that returns a scorer, and say so when
+    it is given where a scorer goes (``scoring=ndcg_scorer`` for
+    ``scoring=ndcg_scorer()``): a search calls it as ``scorer(estimator, X,
+    y)``, and Python's own complaint about positional arguments would
+    reach the user only as nan scores and a warning about a failed score."""
+
+    @functools.wraps(factory)
+    def checked(*args, **kwargs):
+        if args and hasattr(args[0], "fit"):
+            name = factory.__name__
+            raise TypeError(
+                f"{name} makes a scorer; it is not one itself. Pass its result: "
+                f"scoring={name}() (or {name}(k=5)), not scoring={name}."
+            )
+        return factory(*args, **kwargs)
+
+    return checked
+
+
+@_makes_a_scorer
 def ndcg_scorer(k=10, **metric_kwargs):
     """A scorer of mean NDCG@k by query, for GridSearchCV and cross_validate.
 
@@ -596,6 +618,7 @@ def ndcg_scorer(k=10, **metric_kwargs):
     return _grouped_scorer(_ndcg_by_query, ndcg_score, {"k": k, **metric_kwargs})
 
 
+@_makes_a_scorer
 def map_scorer(k=None, **metric_kwargs):
     """A scorer of MAP@k by query, for GridSearchCV and cross_validate.
 

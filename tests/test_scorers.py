@@ -1,5 +1,6 @@
 """The scorers inside scikit-learn model selection, with a plain regressor."""
 
+import inspect
 import pickle
 import warnings
 
@@ -175,6 +176,18 @@ def test_bad_scorer_arguments_fail_at_creation():
     for make in (ndcg_scorer, map_scorer):  # per fold, like groups
         with pytest.raises(TypeError, match=r"sample_weight cannot be fixed.*set_score_request"):
             make(sample_weight=np.ones(100))
+
+
+@pytest.mark.parametrize("make", [ndcg_scorer, map_scorer])
+def test_the_scorer_function_itself_given_as_scoring_names_the_fix(routing, make):
+    # scoring=ndcg_scorer (not ndcg_scorer()) makes the search call the
+    # factory as scorer(estimator, X, y).
+    X, y, qid = _ranking_data(seed=3)
+    search = GridSearchCV(Ridge(), {"alpha": [1.0]}, cv=GroupKFold(3), scoring=make, error_score="raise")
+    with pytest.raises(TypeError, match=rf"Pass its result: scoring={make.__name__}\(\)"):
+        search.fit(X, y, groups=qid)
+    # The factory keeps its own signature (documentation reads it).
+    assert list(inspect.signature(make).parameters) == ["k", "metric_kwargs"]
 
 
 def test_scorer_reports_greater_is_better_and_its_settings():
