@@ -205,8 +205,9 @@ class RankNetRanker(BaseRanker):
         applies to the standardized inputs.
     bin_edges_ : ndarray of ndarray of shape (n_features_in_,) or None
         With ``feature_scaling="piecewise"``, the distinct bin edges of each
-        feature: its quantiles 0, 1/8, ..., 1 over the training rows (at most
-        200,000 of them, evenly spaced). A feature with m + 1 edges has m
+        feature: its quantiles 0, 1/8, ..., 1 over the training rows
+        (0, 1/4, ..., 1 from 50,000 rows; at most 200,000 rows read, evenly
+        spaced). A feature with m + 1 edges has m
         inputs; one with a single value has one input, always 0. None
         otherwise.
 
