@@ -1,5 +1,7 @@
 """The rank of every row within its query, from pointwise scores."""
 
+import warnings
+
 import numpy as np
 
 from ._groups import group_rows, query_of_row
@@ -47,6 +49,13 @@ def rank_within_groups(scores, groups):
         If ``scores`` holds NaN or is not 1-D, or if ``groups`` does not hold
         one valid query id per row.
 
+    Warns
+    -----
+    UserWarning
+        If every query holds a single row (more than one row in all): every
+        rank is then 1, as when ``groups`` holds an id per row, or the
+        arguments were swapped (``rank_within_groups(groups, scores)``).
+
     See Also
     --------
     sklearn_ranknet.metrics.ndcg_per_query : NDCG@k of each query.
@@ -85,6 +94,14 @@ def rank_within_groups(scores, groups):
             "a NaN score has no place in a ranking."
         )
     query_groups = group_rows(groups, n_samples)
+    if n_samples > 1 and query_groups.n_queries == n_samples:
+        warnings.warn(
+            f"Every one of the {n_samples} queries holds a single row, so every rank "
+            "is 1. groups should hold query ids, not an id per row (document); the "
+            "scores come first: rank_within_groups(scores, groups).",
+            UserWarning,
+            stacklevel=2,
+        )
     # Position of each row's query (queries in sorted id order), per input row.
     query = query_groups.restore(query_of_row(query_groups.offsets))
     # Rows by query, then by descending score; np.lexsort is stable, so tied

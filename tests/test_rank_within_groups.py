@@ -1,5 +1,7 @@
 """rank_within_groups against a slow, obvious pure-Python reference."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -118,6 +120,20 @@ def test_bad_shapes_and_ids_are_errors():
         rank_within_groups([0.1, 0.2], [1, "1"])
 
 
+def test_one_row_per_query_warns():
+    # Swapped arguments: the float scores become query ids, one per row, and
+    # every rank would be 1 without a word.
+    qid = [7, 7, 7, 9, 9]
+    scores = [0.3, 0.1, 0.2, 0.5, 0.4]
+    with pytest.warns(UserWarning, match="Every one of the 5 queries holds a single row"):
+        ranks = rank_within_groups(qid, scores)
+    assert ranks.tolist() == [1] * 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rank_within_groups(scores, qid).tolist() == [1, 3, 2, 1, 2]
+        assert rank_within_groups([0.5], [3]).tolist() == [1]  # one row: nothing to say
+
+
 def test_inputs_are_not_modified():
     scores = np.array([0.3, 0.1, 0.2])
     groups = np.array([2, 1, 2])
@@ -136,6 +152,7 @@ _scores = st.lists(
 )
 
 
+@pytest.mark.filterwarnings("ignore:Every one of the")  # drawn ids may all differ
 @settings(max_examples=200, deadline=None)
 @given(_scores, st.data())
 def test_matches_the_reference(scores, data):
@@ -150,6 +167,7 @@ def test_matches_the_reference(scores, data):
     assert ranks.tolist() == reference_ranks(scores, groups)
 
 
+@pytest.mark.filterwarnings("ignore:Every one of the")  # drawn ids may all differ
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=50), st.data())
 def test_ranks_are_a_permutation_of_each_query(groups, data):
