@@ -71,10 +71,36 @@ _NDCG_MEAN_CONSTRAINTS = {**_NDCG_CONSTRAINTS, **_MEAN_CONSTRAINTS}
 _MAP_MEAN_CONSTRAINTS = {**_COMMON_CONSTRAINTS, **_MEAN_CONSTRAINTS}
 
 
+def _is_a_metric(scorer_name):
+    """Mark a metric function, and say so when it is given where a scorer
+    goes (``scoring=ndcg_score`` for ``scoring=ndcg_scorer()``): a search
+    calls it as ``scorer(estimator, X, y)``. scikit-learn names that mistake
+    for its own metrics only (by their module); for these, Python's
+    complaint about positional arguments reached the user, in a search only
+    as nan scores and a warning about a failed score."""
+
+    def decorate(metric):
+        @functools.wraps(metric)
+        def checked(*args, **kwargs):
+            if args and hasattr(args[0], "fit"):
+                raise TypeError(
+                    f"{metric.__name__} is a metric, not a scorer: it takes (y_true, y_score, "
+                    "groups=...), but scoring= calls scorer(estimator, X, y). Pass "
+                    f"scoring={scorer_name}() (or {scorer_name}(k=5)), not "
+                    f"scoring={metric.__name__}."
+                )
+            return metric(*args, **kwargs)
+
+        return checked
+
+    return decorate
+
+
 # --------------------------------------------------------------------------
 # Per-query values
 
 
+@_is_a_metric("ndcg_scorer")
 @validate_params(_NDCG_CONSTRAINTS, prefer_skip_nested_validation=True)
 def ndcg_per_query(
     y_true,
@@ -141,6 +167,7 @@ def _grouped_ndcg_values(query_groups, y_true, y_score, k, gain, ignore_ties):
     return values, empty
 
 
+@_is_a_metric("map_scorer")
 @validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
 def ap_per_query(
     y_true,
@@ -199,6 +226,7 @@ def _ap_values(y_true, y_score, groups, k, ignore_ties):
 # Means over queries
 
 
+@_is_a_metric("ndcg_scorer")
 @validate_params(_NDCG_MEAN_CONSTRAINTS, prefer_skip_nested_validation=True)
 def ndcg_score(
     y_true,
@@ -282,6 +310,7 @@ def ndcg_score(
     return _mean_over_queries(query_groups, values, empty, empty_query_score, sample_weight)
 
 
+@_is_a_metric("map_scorer")
 @validate_params(_MAP_MEAN_CONSTRAINTS, prefer_skip_nested_validation=True)
 def map_score(
     y_true,
@@ -383,10 +412,10 @@ def _check_targets(y_true, y_score, groups):
             "a single query, groups=numpy.zeros(n_rows) says so and silences "
             "this warning).",
             UserWarning,
-            stacklevel=5,  # past the validate_params wrapper, to the caller
+            stacklevel=6,  # past the two wrappers (_is_a_metric, validate_params), to the caller
         )
     query_groups = group_rows(groups, len(y_true))
-    _warn_if_one_row_each(len(y_true), query_groups.n_queries, stacklevel=6)
+    _warn_if_one_row_each(len(y_true), query_groups.n_queries, stacklevel=7)
     return y_true, y_score, query_groups
 
 

@@ -21,7 +21,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_ranknet import LambdaRankRanker
-from sklearn_ranknet.metrics import map_score, map_scorer, ndcg_score, ndcg_scorer
+from sklearn_ranknet.inspection import permutation_importance
+from sklearn_ranknet.metrics import (
+    ap_per_query, map_score, map_scorer, ndcg_per_query, ndcg_score, ndcg_scorer,
+)
 
 
 @pytest.fixture
@@ -188,6 +191,29 @@ def test_the_scorer_function_itself_given_as_scoring_names_the_fix(routing, make
         search.fit(X, y, groups=qid)
     # The factory keeps its own signature (documentation reads it).
     assert list(inspect.signature(make).parameters) == ["k", "metric_kwargs"]
+
+
+@pytest.mark.parametrize(
+    ("metric", "scorer"),
+    [(ndcg_score, "ndcg_scorer"), (map_score, "map_scorer"), (ndcg_per_query, "ndcg_scorer"),
+     (ap_per_query, "map_scorer")],
+)
+def test_a_metric_given_as_scoring_names_the_scorer(routing, metric, scorer):
+    # scoring=ndcg_score (the metric, not a scorer): scikit-learn refuses its
+    # own metrics there by their module, not these; a search called
+    # ndcg_score(estimator, X, y) and reported nan scores.
+    X, y, qid = _ranking_data(seed=4)
+    search = GridSearchCV(Ridge(), {"alpha": [1.0]}, cv=GroupKFold(3), scoring=metric, error_score="raise")
+    with pytest.raises(TypeError, match=rf"{metric.__name__} is a metric, not a scorer.*scoring={scorer}\(\)"):
+        search.fit(X, y, groups=qid)
+    # permutation_importance (groups as a keyword) and a direct call.
+    with pytest.raises(TypeError, match=rf"scoring={scorer}\(\)"):
+        permutation_importance(Ridge().fit(X, y), X, y, groups=qid, scoring=metric, n_repeats=1)
+    assert list(inspect.signature(metric).parameters)[:3] == ["y_true", "y_score", "groups"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        metric(y, X[:, 0])  # no groups: the warning still names the caller's line
+    assert [w.filename for w in caught] == [__file__]
 
 
 def test_scorer_reports_greater_is_better_and_its_settings():
