@@ -21,9 +21,11 @@ from sklearn.utils.validation import _check_sample_weight
 
 from ._groups import QueryGroups, group_rows, query_of_row, query_weights
 from ._query_column import (
-    column_position, merge_groups, query_column_in_input, query_column_of, query_ids_in,
+    check_width_with_column, column_position, merge_groups, query_column_in_input, query_column_of,
+    query_ids_in,
 )
 from ._validation import check_relevance_labels, float_column
+from ._wrapped import wrapped_chain
 from .metrics import ndcg_score
 
 __all__ = ["permutation_importance"]
@@ -273,9 +275,17 @@ def permutation_importance(
     query_column = query_column_of(estimator)
     query_position = None
     if query_column is not None:
-        groups = merge_groups(groups, query_ids_in(estimator, X), query_column)
         if query_column_in_input(estimator) is not None:
             query_position = column_position(X, query_column)
+            # As the rankers' score: an X without the query column is named by
+            # its width, before one of its features is compared with groups.
+            # (The ranker that reads the column, e.g. a BaggingRanker's member,
+            # knows the width; only the features' shape is compared.)
+            reader = next(
+                inner for inner in wrapped_chain(estimator) if getattr(inner, "query_column", None) is not None
+            )
+            check_width_with_column(np.empty((0, X.shape[1] - 1)), query_column, reader)
+        groups = merge_groups(groups, query_ids_in(estimator, X), query_column)
     if groups is None and n_samples > 1:
         raise ValueError(
             "permutation_importance scores query by query, so it needs the query "

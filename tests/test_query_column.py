@@ -414,8 +414,24 @@ def test_wrong_width_counts_the_columns_of_X(bagged):
         ranker.predict(X)
     with pytest.raises(ValueError, match=message):
         ranker.score(X, y, groups=qid)
+    # permutation_importance too, before X's first feature is compared with
+    # groups as query ids (it said they "put the rows in different queries").
+    with pytest.raises(ValueError, match=message):
+        permutation_importance(ranker, X, y, groups=qid, n_repeats=1)
     # The right width still works.
     assert np.isfinite(ranker.predict(with_column)).all()
+
+
+def test_permutation_importance_counts_the_columns_for_a_members_column():
+    # The column is the members' (BaggingRanker itself takes the full width).
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    bag = BaggingRanker(LambdaRankRanker(query_column=0, **FAST), n_estimators=2).fit(with_column, y)
+    n = X.shape[1]
+    with pytest.raises(ValueError, match=rf"X has {n} columns, but LambdaRankRanker with query_column=0 expects {n + 1}"):
+        permutation_importance(bag, X, y, groups=qid, n_repeats=1)
+    result = permutation_importance(bag, with_column, y, groups=qid, n_repeats=1, random_state=0)
+    assert result.importances.shape == (n + 1, 1) and result.importances[0, 0] == 0.0
 
 
 # Found by a mutation audit of the suite, second round (2026-11-27).
