@@ -215,7 +215,8 @@ class BaseRanker(BaseEstimator):
         self._validate_params()
         with self._as_before_if_it_raises():
             self._begin_fit()
-            X, groups = features_and_groups(X, groups, self.query_column)
+            continued = self if hasattr(self, "coefs_") else None  # warm_start
+            X, groups = features_and_groups(X, groups, self.query_column, continued)
             return self._fit(X, y, groups, sample_weight, incremental=False)
 
     def _check_stochastic_solver(self):
@@ -261,9 +262,10 @@ class BaseRanker(BaseEstimator):
         # calls may bring a value fit would refuse.
         self._validate_params()
         with self._as_before_if_it_raises():
-            if not hasattr(self, "coefs_"):
+            continued = self if hasattr(self, "coefs_") else None
+            if continued is None:
                 self._reset()
-            X, groups = features_and_groups(X, groups, self.query_column)
+            X, groups = features_and_groups(X, groups, self.query_column, continued)
             return self._fit(X, y, groups, sample_weight, incremental=True)
 
     def predict(self, X):

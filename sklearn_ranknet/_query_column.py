@@ -134,10 +134,16 @@ def check_width_with_column(features, query_column, estimator):
     )
 
 
-def features_and_groups(X, groups, query_column):
+def features_and_groups(X, groups, query_column, fitted=None):
     """``X`` without its query column, and one set of query ids from
-    ``groups=`` and that column (see :func:`merge_groups`)."""
+    ``groups=`` and that column (see :func:`merge_groups`). ``fitted``, a
+    model that a fit continues (``partial_fit``, ``warm_start``), has its
+    width checked first, as :func:`check_width_with_column` does for
+    ``predict``: an X without the column is then named as such, not read as
+    one feature short, nor its first feature as query ids."""
     X, query_ids = split_query_column(X, query_column)
+    if fitted is not None:
+        check_width_with_column(X, query_column, fitted)
     return X, merge_groups(groups, query_ids, query_column)
 
 

@@ -422,6 +422,27 @@ def test_wrong_width_counts_the_columns_of_X(bagged):
     assert np.isfinite(ranker.predict(with_column)).all()
 
 
+@pytest.mark.parametrize("continued", ["partial_fit", "warm_start"])
+def test_a_continued_fit_counts_the_columns_of_X(continued):
+    """A fit that continues the model knows its width: without the id column
+    X is named as such, not read as one feature short ("X has 4 features")
+    or its first feature as query ids compared with groups."""
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    ranker = LambdaRankRanker(query_column=0, warm_start=continued == "warm_start", **FAST)
+    fit = ranker.partial_fit if continued == "partial_fit" else ranker.fit
+    fit(with_column, y)
+    n = X.shape[1]
+    message = rf"X has {n} columns, but LambdaRankRanker with query_column=0 expects {n + 1}: the query-id column"
+    for groups in (None, qid):
+        with pytest.raises(ValueError, match=message):
+            fit(X, y, groups=groups)
+    fit(with_column, y, groups=qid)  # the right width still continues
+    # A fresh fit may change the width: nothing is checked against the old one.
+    fresh = LambdaRankRanker(query_column=0, **FAST).fit(with_column, y)
+    assert fresh.fit(np.column_stack([qid, X[:, :3]]), y).n_features_in_ == 3
+
+
 def test_permutation_importance_counts_the_columns_for_a_members_column():
     # The column is the members' (BaggingRanker itself takes the full width).
     X, y, qid = _data()
