@@ -71,29 +71,35 @@ _NDCG_MEAN_CONSTRAINTS = {**_NDCG_CONSTRAINTS, **_MEAN_CONSTRAINTS}
 _MAP_MEAN_CONSTRAINTS = {**_COMMON_CONSTRAINTS, **_MEAN_CONSTRAINTS}
 
 
-def _is_a_metric(scorer_name):
-    """Mark a metric function, and say so when it is given where a scorer
-    goes (``scoring=ndcg_score`` for ``scoring=ndcg_scorer()``): a search
-    calls it as ``scorer(estimator, X, y)``. scikit-learn names that mistake
-    for its own metrics only (by their module); for these, Python's
-    complaint about positional arguments reached the user, in a search only
-    as nan scores and a warning about a failed score."""
+def _refused_as_a_scorer(scorer_name, what_it_is):
+    """Say so when a metric or a scorer factory is given where a scorer goes
+    (``scoring=ndcg_score`` or ``scoring=ndcg_scorer`` for
+    ``scoring=ndcg_scorer()``): a search calls it as ``scorer(estimator, X,
+    y)``. scikit-learn names that mistake for its own metrics only (by their
+    module); here Python's complaint about positional arguments reached the
+    user, in a search only as nan scores and a warning about a failed score.
+    """
 
-    def decorate(metric):
-        @functools.wraps(metric)
+    def decorate(function):
+        @functools.wraps(function)
         def checked(*args, **kwargs):
             if args and hasattr(args[0], "fit"):
+                name = function.__name__
                 raise TypeError(
-                    f"{metric.__name__} is a metric, not a scorer: it takes (y_true, y_score, "
-                    "groups=...), but scoring= calls scorer(estimator, X, y). Pass "
-                    f"scoring={scorer_name}() (or {scorer_name}(k=5)), not "
-                    f"scoring={metric.__name__}."
+                    f"{name} {what_it_is}, and scoring= calls scorer(estimator, X, y). Pass "
+                    f"scoring={scorer_name}() (or {scorer_name}(k=5)), not scoring={name}."
                 )
-            return metric(*args, **kwargs)
+            return function(*args, **kwargs)
 
         return checked
 
     return decorate
+
+
+def _is_a_metric(scorer_name):
+    return _refused_as_a_scorer(
+        scorer_name, "is a metric, not a scorer: it takes (y_true, y_score, groups=...)"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -412,7 +418,7 @@ def _check_targets(y_true, y_score, groups):
             "a single query, groups=numpy.zeros(n_rows) says so and silences "
             "this warning).",
             UserWarning,
-            stacklevel=6,  # past the two wrappers (_is_a_metric, validate_params), to the caller
+            stacklevel=6,  # past the two wrappers (_refused_as_a_scorer, validate_params), to the caller
         )
     query_groups = group_rows(groups, len(y_true))
     _warn_if_one_row_each(len(y_true), query_groups.n_queries, stacklevel=7)
@@ -577,27 +583,7 @@ def _grouped_scorer(score_func, check_func, metric_kwargs):
     return scorer
 
 
-def _makes_a_scorer(factory):
-    """Mark ``factory`` as a function that returns a scorer, and say so when
-    it is given where a scorer goes (``scoring=ndcg_scorer`` for
-    ``scoring=ndcg_scorer()``): a search calls it as ``scorer(estimator, X,
-    y)``, and Python's own complaint about positional arguments would
-    reach the user only as nan scores and a warning about a failed score."""
-
-    @functools.wraps(factory)
-    def checked(*args, **kwargs):
-        if args and hasattr(args[0], "fit"):
-            name = factory.__name__
-            raise TypeError(
-                f"{name} makes a scorer; it is not one itself. Pass its result: "
-                f"scoring={name}() (or {name}(k=5)), not scoring={name}."
-            )
-        return factory(*args, **kwargs)
-
-    return checked
-
-
-@_makes_a_scorer
+@_refused_as_a_scorer("ndcg_scorer", "makes a scorer and is not one itself")
 def ndcg_scorer(k=10, **metric_kwargs):
     """A scorer of mean NDCG@k by query, for GridSearchCV and cross_validate.
 
@@ -647,7 +633,7 @@ def ndcg_scorer(k=10, **metric_kwargs):
     return _grouped_scorer(_ndcg_by_query, ndcg_score, {"k": k, **metric_kwargs})
 
 
-@_makes_a_scorer
+@_refused_as_a_scorer("map_scorer", "makes a scorer and is not one itself")
 def map_scorer(k=None, **metric_kwargs):
     """A scorer of MAP@k by query, for GridSearchCV and cross_validate.
 
