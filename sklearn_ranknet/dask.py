@@ -722,7 +722,9 @@ class _DaskRanker:
                 counts = y.map_blocks(lambda block: np.array([len(block)]), chunks=(1,), dtype=np.int64)
                 n_rows = y.shape[0] if not np.isnan(y.shape[0]) else _computed(self.client, counts.sum())[0]
             elif isinstance(y, (dd.Series, dd.DataFrame)):
-                n_rows = _computed(self.client, y.map_partitions(len).sum())[0]
+                # The lengths themselves, summed here: dask before 2025 (seen:
+                # 2024.1, 2024.12) cannot sum map_partitions(len) on the cluster.
+                n_rows = np.sum(_computed(self.client, y.map_partitions(len))[0])
             else:  # not a dask collection: the error says so once the groups are there
                 n_rows = len(y)
             check_groups_for_score(None, int(n_rows), type(self).__name__)
