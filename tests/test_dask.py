@@ -171,7 +171,7 @@ def test_predict_is_lazy_and_equals_the_in_memory_predict(client, data, dask_cla
     local = ranker.to_local()
     # Chunk by chunk, the same function on the same rows: bit for bit where
     # BLAS rounds a row alike wherever it lies in memory, which numpy 1.24's
-    # OpenBLAS does not (seen: 1e-15 apart at the declared floors). The
+    # OpenBLAS does not (seen: 1e-15 apart on the AMD EPYC VM). The
     # scores are O(1), sums of a few hundred products of O(1) terms.
     expected = np.concatenate([local.predict(X[i : i + 450]) for i in range(0, len(X), 450)])
     np.testing.assert_allclose(scores.compute(), expected, rtol=0, atol=1e-12)
