@@ -198,6 +198,16 @@ def query_column_of(estimator):
     return _reader_of(estimator, None)[0]
 
 
+def query_column_reader(estimator):
+    """The estimator that reads the query ids from X: ``estimator`` itself
+    or one it wraps (see :func:`wrapped_chain`) whose ``query_column`` is
+    set, or None."""
+    return next(
+        (inner for inner in wrapped_chain(estimator) if getattr(inner, "query_column", None) is not None),
+        None,
+    )
+
+
 def _reader_of(estimator, X):
     """``(query_column, X_seen, transformed)``: the column the estimator (or
     the ranker it wraps, see :func:`wrapped_chain`) reads its ids from, the X

@@ -22,10 +22,9 @@ from sklearn.utils.validation import _check_sample_weight
 from ._groups import QueryGroups, group_rows, query_of_row, query_weights
 from ._query_column import (
     check_width_with_column, column_position, merge_groups, query_column_in_input, query_column_of,
-    query_ids_in,
+    query_column_reader, query_ids_in,
 )
 from ._validation import check_relevance_labels, float_column
-from ._wrapped import wrapped_chain
 from .metrics import ndcg_score
 
 __all__ = ["permutation_importance"]
@@ -281,10 +280,8 @@ def permutation_importance(
             # its width, before one of its features is compared with groups.
             # (The ranker that reads the column, e.g. a BaggingRanker's member,
             # knows the width; only the features' shape is compared.)
-            reader = next(
-                inner for inner in wrapped_chain(estimator) if getattr(inner, "query_column", None) is not None
-            )
-            check_width_with_column(np.empty((0, X.shape[1] - 1)), query_column, reader)
+            features = np.empty((0, X.shape[1] - 1))
+            check_width_with_column(features, query_column, query_column_reader(estimator))
         groups = merge_groups(groups, query_ids_in(estimator, X), query_column)
     if groups is None and n_samples > 1:
         raise ValueError(
