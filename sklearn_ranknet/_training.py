@@ -31,6 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from . import _jit, _network
 from ._groups import group_rows, query_of_row, query_weights, segments_of
+from ._inputs import stays_sparse
 from ._jit import as_kernel_array, map_blocks
 from ._noise import NOISE_TABLE_BLOCKS, NoiseTable
 from ._objectives import label_sorted_order
@@ -50,6 +51,9 @@ BLOCK_WORK = 2**25
 #: (2048 rows of 136 features; fewer rows of a wider piecewise encoding, so
 #: that the blocks stay small next to X).
 SCORE_BLOCK_VALUES = 2048 * 136
+#: Largest dense copy (bytes) a fit makes of a CSR ``X`` that is read as
+#: dense blocks anyway (see :meth:`TrainingSet.densify`).
+DENSE_COPY_BYTES = 2**28
 
 
 class TrainingSet:
@@ -58,7 +62,7 @@ class TrainingSet:
     Attributes
     ----------
     X : {ndarray, sparse CSR matrix} of shape (n_samples, n_features)
-        The caller's array, not a copy.
+        The caller's array, not a copy (but see :meth:`densify`).
     rows : ndarray of shape (n_rows,)
         ``X[rows]`` lists this set's rows query by query, labels descending
         inside each query. "Positions" below index into ``rows``.
@@ -145,6 +149,27 @@ class TrainingSet:
         """The rows of ``X`` at ``positions`` (an index array or a slice),
         gathered and made ready for ``ranker``'s network."""
         return ranker._network_rows(self.X, self.rows[positions])
+
+    def densify(self):
+        """Read a CSR ``X`` too dense to stay sparse (``stays_sparse``) as
+        one dense copy for the rest of the fit, when that copy takes at most
+        ``DENSE_COPY_BYTES``; in place.
+
+        Each minibatch and each block of the per-epoch loss sample would
+        otherwise take its rows out of the CSR and densify them, which costs
+        scipy's indexing machinery on every visit: 11-15 % of a default
+        fit's time on the Yahoo sample as ``load_letor`` returns it (3,005
+        rows, 32 % stored; benchmarks/results/inputs.md). The dense rows are the very values the
+        densified blocks held, so the fit is the same to the bit. (Keeping
+        the encoded inputs instead, up to 8 per feature, bought little more
+        there and nothing on dense ``X``, whose rows the encoding kernel
+        reads as fast as it would copy encoded ones.)
+        """
+        X = self.X
+        if not sp.issparse(X) or stays_sparse(X):
+            return
+        if X.shape[0] * X.shape[1] * X.dtype.itemsize <= DENSE_COPY_BYTES:
+            self.X = X.toarray()
 
 
 def _loss_sample(data, random_state, make_objective):
@@ -257,6 +282,7 @@ def fit_stochastic(ranker, data, incremental):
     n_rows = len(data.weighted.rows)  # the "auto" values' size: rows of positive weight
     early_stopping = ranker._uses_early_stopping(n_rows, data.weighted.n_queries, incremental)
     query_scaled = ranker._small_and_query_scaled(data.weighted, incremental)
+    data.densify()
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
     monitor = EpochMonitor(ranker, early_stopping, ranker._patience(n_rows))
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)

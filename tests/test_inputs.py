@@ -176,11 +176,18 @@ def test_sparse_input_trains_the_dense_model(Ranker, kind, csr_path, monkeypatch
     assert_same_training(sparse.predict(X), dense.predict(X))
 
 
-def test_csr_dense_enough_is_read_as_the_dense_rows_are():
+@pytest.mark.parametrize("copied", [True, False], ids=["dense-copy", "block-by-block"])
+def test_csr_dense_enough_is_read_as_the_dense_rows_are(copied, monkeypatch):
     """CSR with at least DENSE_BLOCKS_FROM of its entries stored (LETOR
-    files as ``load_letor`` returns them) takes the dense code, block by
-    block: the same bits as the dense array, in training and in predict.
-    Sparser CSR stays sparse."""
+    files as ``load_letor`` returns them) takes the dense code: one dense
+    copy for the fit (``TrainingSet.densify``), or, when that copy would
+    exceed ``DENSE_COPY_BYTES``, each minibatch densified as gathered.
+    Either way the same bits as the dense array, in training and in
+    predict. Sparser CSR stays sparse."""
+    from sklearn_ranknet import _training
+
+    if not copied:
+        monkeypatch.setattr(_training, "DENSE_COPY_BYTES", 0)
     X, y, qid = make_ranking(30, n_features=6, n_informative=3, random_state=1)
     X[np.random.default_rng(0).random(X.shape) < 0.5] = 0.0
     assert stays_sparse(sp.csr_matrix(X)) == bool(np.count_nonzero(X) < DENSE_BLOCKS_FROM * X.size)
@@ -190,7 +197,16 @@ def test_csr_dense_enough_is_read_as_the_dense_rows_are():
     assert stays_sparse(sp.csr_array(sparse)) and not stays_sparse(sparse)
     params = dict(hidden_layer_sizes=(4,), max_iter=3, random_state=0, input_noise=0.5)
     dense = LambdaRankRanker(**params).fit(X, y, groups=qid)
+    from_csr = []  # whether each minibatch (or loss-sample block) was gathered from the CSR
+    features = _training.TrainingSet.features
+
+    def spied_features(data, ranker, positions):
+        from_csr.append(sp.issparse(data.X))
+        return features(data, ranker, positions)
+
+    monkeypatch.setattr(_training.TrainingSet, "features", spied_features)
     csr = LambdaRankRanker(**params).fit(sp.csr_matrix(X), y, groups=qid)
+    assert from_csr and all(from_csr) != copied
     for got, expected in zip(csr.coefs_ + csr.intercepts_, dense.coefs_ + dense.intercepts_):
         np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal(dense.predict(sp.csr_array(X)), dense.predict(X))
