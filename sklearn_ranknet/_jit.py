@@ -22,7 +22,10 @@ this over Numba's ``parallel=True`` layers after measuring them
   (``numba.set_num_threads`` is per thread and never touched).
 
 Each chunk allocates its own scratch space and every query writes only its
-own outputs, so results are bit-identical for any number of threads.
+own outputs, so the kernels' results are bit-identical for any number of
+threads. (The network's matrix products are BLAS's, which may round a wide
+product differently on one thread and on several; see the user guide's
+limitations.)
 """
 
 import contextlib
