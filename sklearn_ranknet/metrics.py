@@ -83,11 +83,19 @@ def _refused_as_a_scorer(scorer_name, what_it_is):
     def decorate(function):
         @functools.wraps(function)
         def checked(*args, **kwargs):
+            name = function.__name__
             if args and hasattr(args[0], "fit"):
-                name = function.__name__
                 raise TypeError(
                     f"{name} {what_it_is}, and scoring= calls scorer(estimator, X, y). Pass "
                     f"scoring={scorer_name}() (or {scorer_name}(k=5)), not scoring={name}."
+                )
+            if name == scorer_name and len(args) >= 2:
+                # make_scorer(ndcg_scorer) calls it with (y_true, y_pred).
+                raise TypeError(
+                    f"{name} {what_it_is}; it takes only k and keyword options, but was called "
+                    f"with {len(args)} positional arguments, as make_scorer({name}) calls its "
+                    f"function with (y_true, y_pred). {name}() is already a scorer: pass "
+                    f"scoring={name}() (or {name}(k=5)) without make_scorer."
                 )
             return function(*args, **kwargs)
 

@@ -10,6 +10,7 @@ import sklearn
 from sklearn.base import clone
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
 from sklearn.linear_model import Ridge
+from sklearn.metrics import make_scorer
 from sklearn.model_selection import (
     GridSearchCV,
     GroupKFold,
@@ -191,6 +192,11 @@ def test_the_scorer_function_itself_given_as_scoring_names_the_fix(routing, make
         search.fit(X, y, groups=qid)
     # The factory keeps its own signature (documentation reads it).
     assert list(inspect.signature(make).parameters) == ["k", "metric_kwargs"]
+    # make_scorer(ndcg_scorer) calls the factory with (y_true, y_pred).
+    wrapped = make_scorer(make)
+    with pytest.raises(TypeError, match=rf"as make_scorer\({make.__name__}\) calls.*scoring={make.__name__}\(\)"):
+        wrapped(Ridge().fit(X, y), X, y)
+    assert repr(make(5)) == repr(make(k=5))  # k alone, positional, still works
 
 
 @pytest.mark.parametrize(
