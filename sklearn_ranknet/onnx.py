@@ -356,6 +356,12 @@ def _calculate_ranker_output_shapes(operator):
     check_input_and_output_numbers(operator, input_count_range=1, output_count_range=1)
     check_input_and_output_types(operator, good_input_types=_INPUT_TYPES)
     model = operator.raw_operator
+    shape = operator.inputs[0].type.shape
+    if len(shape) != 2:  # skl2onnx exports it, and onnxruntime then fails to load the graph
+        raise ValueError(
+            f"The ONNX input of {type(model).__name__} must be 2-D, (n_rows, n_columns); "
+            f"it is {len(shape)}-D. Give to_onnx a 2-D sample, e.g. X[:1] rather than X[0]."
+        )
     function = _ranker_function(model)
     n_columns = operator.inputs[0].get_second_dimension()
     if isinstance(n_columns, int) and n_columns != function.n_columns:

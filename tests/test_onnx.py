@@ -294,6 +294,18 @@ def test_query_column_of_a_bagging_ranker_is_refused(data, fitted):
         skl2onnx.to_onnx(bagging, X[:1])
 
 
+def test_a_one_dimensional_sample_is_refused_with_the_fix(data, fitted):
+    # skl2onnx exported a rank-1 input from X[0], and onnxruntime then
+    # failed to load the graph ("axis must be in [-r, r-1]").
+    X, y, qid = data
+    X = X.astype(np.float32)
+    bagging = BaggingRanker(LambdaRankRanker(max_iter=2), n_estimators=2, random_state=0).fit(X, y, groups=qid)
+    for model in (fitted, bagging):
+        with pytest.raises(ValueError, match=r"must be 2-D.*it is 1-D.*X\[:1\] rather than X\[0\]"):
+            skl2onnx.to_onnx(model, X[0])
+    assert_scores_match(onnx_scores(fitted, X), fitted.predict(X))  # a 2-D sample still exports
+
+
 def test_unknown_activation_is_refused(data, fitted):
     fitted.activation = "softmax"
     with pytest.raises(ValueError, match="activation='softmax'"):
