@@ -63,6 +63,25 @@ def _query_lengths(n_queries, min_docs, max_docs, rng):
     return np.minimum(lengths, max_docs)
 
 
+def _check_memory_for(n_rows, n_features):
+    """Refuse up front a call whose ``X`` alone (``n_rows`` rows at least,
+    float64) exceeds this machine's memory: drawing the problem walks the
+    features in Python first, so numpy's own MemoryError would come only
+    after minutes (``n_features=10**9``). Skipped where the size of the
+    memory is unknown."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX
+        return
+    needed = n_rows * n_features * 8
+    if memory > 0 and needed > memory:
+        raise MemoryError(
+            f"make_ranking would need at least {needed / 2**30:,.1f} GiB for X ({n_rows:,} rows, "
+            f"n_queries x min_docs, of {n_features:,} features), more than this machine's "
+            f"{memory / 2**30:,.1f} GiB. Ask for fewer queries, documents or features."
+        )
+
+
 def _make_problem(n_features, n_informative):
     """Draw the fixed structure of the ranking problem.
 
@@ -321,6 +340,7 @@ def make_ranking(
         raise ValueError(
             f"min_docs={min_docs} must not exceed max_docs={max_docs}."
         )
+    _check_memory_for(n_queries * min_docs, n_features)
     rng = check_random_state(random_state)
     problem = _make_problem(n_features, n_informative)
 

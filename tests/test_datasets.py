@@ -1,6 +1,7 @@
 """Tests for sklearn_ranknet.datasets: make_ranking and load_letor."""
 
 import math
+import os
 import warnings
 from pathlib import Path
 
@@ -551,3 +552,11 @@ def test_query_level_share_of_the_features_is_at_most_half():
     # Within-query sampling adds ~1/30 of the variance to the query means.
     assert shares.mean() < 0.45
     assert shares.max() < 0.75
+
+
+@pytest.mark.skipif(not hasattr(os, "sysconf"), reason="the memory check reads POSIX sysconf")
+def test_a_problem_larger_than_memory_is_refused_at_once():
+    # 500 rows of 10**12 features: 4 PB. Drawing the problem walks the
+    # features in Python before numpy would refuse X, for hours here.
+    with pytest.raises(MemoryError, match=r"at least 3,725,290\.3 GiB for X \(500 rows.*Ask for fewer"):
+        make_ranking(n_queries=100, n_features=10**12, min_docs=5)
