@@ -35,9 +35,8 @@ CSR (``load_letor``) although most of their entries are stored, and sparse
 products and the numpy encoding of stored values cost several times the
 dense ones. A CSR ``X`` with at least ``DENSE_BLOCKS_FROM`` of its entries
 stored is therefore read as dense blocks (each minibatch, each block of
-``predict``, densified after its rows are gathered; a fit densifies such an
-``X`` once instead when the copy is small, ``TrainingSet.densify``),
-exactly as a dense ``X`` is: same code, same bits, no folding.
+``predict``, densified after its rows are gathered), exactly as a dense
+``X`` is: same code, same bits, no folding. ``X`` itself is never densified.
 """
 
 import functools
