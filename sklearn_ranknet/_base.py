@@ -179,12 +179,15 @@ class BaseRanker(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Feature vectors of (query, document) pairs. Never copied:
-            each minibatch gathers its own rows. float32 input trains a
-            float32 model (weights and products), as ``MLPRegressor`` does;
-            other dtypes are converted to float64. CSR input is used as is
-            (one that stores duplicate entries is first summed into a
-            canonical copy); a pandas DataFrame sets ``feature_names_in_``.
+            Feature vectors of (query, document) pairs. A dense ``X`` is
+            never copied: each minibatch gathers its own rows. float32 input
+            trains a float32 model (weights and products), as
+            ``MLPRegressor`` does; other dtypes are converted to float64.
+            CSR input is used as is when under 10 % of its entries are
+            stored; one with more is densified once for the fit when that
+            copy takes at most 256 MB (else a minibatch at a time), and one
+            that stores duplicate entries is first summed into a canonical
+            copy. A pandas DataFrame sets ``feature_names_in_``.
         y : array-like of shape (n_samples,)
             Graded relevance of each row, finite and >= 0 (e.g. 0..4).
             Rankers learn from documents of one query with different labels;

@@ -36,7 +36,9 @@ products and the numpy encoding of stored values cost several times the
 dense ones. A CSR ``X`` with at least ``DENSE_BLOCKS_FROM`` of its entries
 stored is therefore read as dense blocks (each minibatch, each block of
 ``predict``, densified after its rows are gathered), exactly as a dense
-``X`` is: same code, same bits, no folding. ``X`` itself is never densified.
+``X`` is: same code, same bits, no folding. A fit densifies such an ``X``
+once instead when the copy is small enough (``_training.DENSE_COPY_BYTES``,
+:meth:`~sklearn_ranknet._training.TrainingSet.densify`).
 """
 
 import functools

@@ -1,6 +1,8 @@
 """The training loop: minibatches of whole queries, early stopping, L-BFGS.
 
-The rows of ``X`` are never copied as a whole. A :class:`TrainingSet` keeps
+The rows of a dense ``X`` are never copied as a whole (a CSR ``X`` read as
+dense blocks is densified once, up to ``DENSE_COPY_BYTES``: see
+:meth:`TrainingSet.densify`). A :class:`TrainingSet` keeps
 the caller's ``X`` and an index that arranges its rows query by query (labels
 descending inside each query); every minibatch gathers its own rows through
 that index.
