@@ -128,8 +128,30 @@ def ndcg_per_query(
 ):
     """NDCG@k of each query, for significance tests and error analysis.
 
-    Takes the same arguments as :func:`ndcg_score`; ``ndcg_score`` is the
-    mean of the values returned here.
+    Takes the same arguments as :func:`ndcg_score` (but ``sample_weight``,
+    which only weighs the mean); ``ndcg_score`` is the mean of the values
+    returned here.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Graded relevance of each row, finite and >= 0; at most 30 with
+        ``gain="exponential"``.
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. Finite.
+    groups : array-like of shape (n_samples,), default=None
+        Query id of each row, in any order; ``None`` is one query (and
+        warns when there is more than one row).
+    k : int, default=None
+        Only the top ``k`` ranks count; ``None`` uses every rank.
+    gain : {"exponential", "linear"}, default="exponential"
+        ``2**label - 1`` or ``label``.
+    ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents; if True, they are ranked in input order.
+    empty_query_score : float in [0, 1] or None, default=1.0
+        Value of a query whose ideal DCG is 0; ``None`` leaves such queries
+        out.
 
     Returns
     -------
@@ -194,8 +216,28 @@ def ap_per_query(
 ):
     """Average precision AP@k of each query.
 
-    Takes the same arguments as :func:`map_score`; ``map_score`` is the mean
-    of the values returned here.
+    Takes the same arguments as :func:`map_score` (but ``sample_weight``,
+    which only weighs the mean); ``map_score`` is the mean of the values
+    returned here.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance of each row, finite and >= 0; any positive label counts as
+        relevant.
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. Finite.
+    groups : array-like of shape (n_samples,), default=None
+        Query id of each row, in any order; ``None`` is one query (and
+        warns when there is more than one row).
+    k : int, default=None
+        Only the top ``k`` ranks count (AP@k); ``None`` uses every rank.
+    ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents; if True, they are ranked in input order.
+    empty_query_score : float in [0, 1] or None, default=1.0
+        Value of a query with no relevant document; ``None`` leaves such
+        queries out.
 
     Returns
     -------

@@ -590,6 +590,7 @@ def register_converters():
 
     Examples
     --------
+    >>> from sklearn_ranknet import BaggingRanker, LambdaRankRanker
     >>> from sklearn_ranknet.onnx import register_converters
     >>> aliases = register_converters()
     >>> aliases[LambdaRankRanker]
