@@ -451,7 +451,7 @@ class BaseRanker(BaseEstimator):
         X = _summed_duplicates(X)
         if not first_call and X.dtype != self.coefs_[0].dtype:
             # A model keeps the precision it was first fitted in.
-            X = X.astype(self.coefs_[0].dtype)
+            X = _in_model_precision(X, self.coefs_[0].dtype, method)
         if X.shape[0] < 1:
             raise ValueError("X has no rows; there is nothing to rank.")
         if y.dtype.kind not in "biuf":
@@ -787,6 +787,26 @@ def _summed_duplicates(X):
         X = X.copy()
         X.sum_duplicates()
     return X
+
+
+def _in_model_precision(X, dtype, method):
+    """``X`` cast to ``dtype``, the precision of a model fitted before (a
+    float32 model continued by ``partial_fit`` or ``warm_start`` on float64
+    rows), or an error if a finite value of ``X`` lies beyond that dtype's
+    range: the cast would turn it into inf, which no check after it looks
+    for, and the fit would train on it silently (or fail later with a
+    message about the learning rate)."""
+    with np.errstate(over="ignore"):
+        cast = X.astype(dtype)
+    values = cast.data if sp.issparse(cast) else cast
+    if not np.isfinite(values).all():
+        raise ValueError(
+            f"X holds values beyond the range of {np.dtype(dtype)} (magnitude above "
+            f"{np.finfo(dtype).max:g}), the precision this model was first fitted in and that "
+            f"{'warm_start' if method == 'fit' else method} keeps. Rescale those features, or fit a new "
+            "model on float64 X."
+        )
+    return cast
 
 
 def _by_training_rows(choices, n_rows):

@@ -1846,3 +1846,28 @@ def test_lambdarank_on_small_query_scaled_data_takes_ranknets_minibatch():
         explicit = _fit(LambdaRankRanker(batch_size=32, **one_epoch), "fit", X, y, qid)
     assert auto._optimizer.t == explicit._optimizer.t == -(-120 // 32)  # steps of one epoch
     np.testing.assert_array_equal(auto.predict(X), explicit.predict(X))
+
+
+@pytest.mark.parametrize("continue_fit", ["partial_fit", "warm_start"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float64_rows_beyond_a_float32_models_range_are_refused(continue_fit, sparse):
+    # A float32 model casts later float64 rows to float32; a finite value
+    # past float32's range became inf in that cast, and training went on
+    # silently with it (the finiteness check had run before the cast).
+    X, y, qid = _twenty_queries()
+    model = RankNetRanker(**SHORT_FIT, warm_start=continue_fit == "warm_start").fit(
+        X.astype(np.float32), y, groups=qid
+    )
+    before = [c.copy() for c in model.coefs_]
+    wide = X.copy()
+    wide[3, 1] = 1e39  # finite in float64, above float32's largest value (3.4e38)
+    wide = sp.csr_matrix(wide) if sparse else wide
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no numpy "overflow encountered in cast"
+        with pytest.raises(ValueError, match=r"beyond the range of float32 .*Rescale those features"):
+            if continue_fit == "partial_fit":
+                model.partial_fit(wide, y, groups=qid)
+            else:
+                model.fit(wide, y, groups=qid)
+    for a, b in zip(model.coefs_, before):  # the model is left as it was
+        np.testing.assert_array_equal(a, b)
