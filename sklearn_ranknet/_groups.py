@@ -284,7 +284,7 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight", re
     ------
     ValueError
         If a query's rows carry different weights, or if a weight is
-        negative or not finite, or if every weight is 0.
+        negative, complex or not finite, or if every weight is 0.
 
     Examples
     --------
@@ -293,6 +293,10 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight", re
     """
     if sample_weight is None:
         return None
+    if np.asarray(sample_weight).dtype.kind == "c":
+        # The cast to float64 would drop the imaginary parts, with only
+        # numpy's ComplexWarning to say so (scikit-learn refuses them too).
+        raise ValueError(f"{input_name} must hold real numbers; got complex values.")
     weights = np.asarray(sample_weight, dtype=np.float64)
     if weights.ndim == 0:  # one weight for every row, as scikit-learn's estimators take it
         weights = np.full(query_groups.n_samples, weights)

@@ -379,3 +379,17 @@ def test_fit_refuses_all_zero_weights_and_keeps_no_model(Ranker):
     with pytest.raises(ValueError, match="zero for every query"):
         ranker.fit(X, y, groups=qid, sample_weight=np.zeros(len(y)))
     assert not hasattr(ranker, "coefs_")
+
+
+def test_complex_weights_are_refused_not_cast_to_their_real_parts():
+    """np.asarray(..., dtype=float64) drops imaginary parts with only a
+    ComplexWarning: weights of 1+5j trained and scored as 1."""
+    X, y, qid = make_ranking(10, n_features=6, n_informative=4, random_state=0)
+    weights = np.ones(len(y), dtype=complex)
+    weights[qid == 0] = 1 + 5j
+    with pytest.raises(ValueError, match="sample_weight must hold real numbers; got complex"):
+        ndcg_score(y, X[:, 0], groups=qid, sample_weight=weights)
+    ranker = LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, random_state=0)
+    with pytest.raises(ValueError, match="sample_weight must hold real numbers; got complex"):
+        ranker.fit(X, y, groups=qid, sample_weight=weights)
+    assert not hasattr(ranker, "coefs_")
