@@ -722,10 +722,16 @@ def warn_if_nothing_to_learn(contrasts, sizes, weights, method, stacklevel):
     counted from this function."""
     differ, labels_differ = contrasts
     if weights is not None:
-        differ, labels_differ = differ & (weights > 0), labels_differ & (weights > 0)
+        # Queries of weight 0 are left out of training, and so of the cause
+        # named below: one-row queries of positive weight among longer
+        # queries of weight 0 hold a single row each, not tied labels.
+        weighed = weights > 0
+        differ, labels_differ, sizes = differ[weighed], labels_differ[weighed], sizes[weighed]
     if differ.any():
         return
-    if bool(np.all(sizes == 1)):
+    if bool(np.all(sizes == 1)) and weights is not None and not bool(np.all(weights > 0)):
+        cause = "every query with a positive sample_weight holds a single row"
+    elif bool(np.all(sizes == 1)):
         cause = "every query holds a single row: pass query ids as groups, not an id per row (document)"
     elif not labels_differ.any():
         cause = "every query's documents share one relevance label"

@@ -307,12 +307,22 @@ def _nothing_to_learn_warnings(caught):
 
 
 @pytest.mark.parametrize("cls", RANKERS)
-@pytest.mark.parametrize("case", ["groups_are_row_ids", "labels_tie_in_every_query", "weights_zero_where_they_differ"])
+@pytest.mark.parametrize("case", [
+    "groups_are_row_ids", "labels_tie_in_every_query", "weights_zero_where_they_differ",
+    "weight_only_on_a_one_row_query",
+])
 def test_fit_warns_when_no_query_has_anything_to_rank(cls, case):
     X, y, qid = _small(6)
     weights = None
     if case == "groups_are_row_ids":
         qid, cause = np.arange(len(y)), "every query holds a single row: pass query ids as groups"
+    elif case == "weight_only_on_a_one_row_query":
+        # The cause is read from the queries of positive weight: the
+        # weightless ones, whose labels differ, once made it "share one
+        # relevance label".
+        qid = qid.copy()
+        qid[0] = qid.min() - 1
+        weights, cause = np.where(qid == qid[0], 1.0, 0.0), "every query with a positive sample_weight holds a single row"
     elif case == "labels_tie_in_every_query":
         y, cause = np.repeat(y[:1], len(y)), "share one relevance label"
     else:  # the one query with distinct labels weighs nothing
