@@ -71,7 +71,7 @@ def float_column(values, input_name):
     """``values`` as a 1-d float64 array (a single column is accepted), as
     scikit-learn's ``column_or_1d``, whose error names every input "y"."""
     shape = np.shape(values)
-    if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
+    if len(shape) == 0 or len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):  # column_or_1d names a scalar "y"
         raise ValueError(
             f"{input_name} must be 1-d, one value per row; got an array of shape {shape}."
         )

@@ -196,3 +196,9 @@ def test_integer_scores_that_float64_would_tie_are_refused():
     np.testing.assert_array_equal(rank_within_groups(np.array([2**64 - 1, 5], dtype=np.uint64), [0, 0]), [1, 2])
     with pytest.raises(ValueError, match="must hold numbers; got datetime64"):
         rank_within_groups(np.array([1, 2], dtype="datetime64[ns]"), [0, 0])
+
+
+def test_a_scalar_is_refused_under_the_name_scores():
+    # scikit-learn's column_or_1d calls any 0-d input "y".
+    with pytest.raises(ValueError, match=r"^scores must be 1-d, one value per row; got an array of shape \(\)"):
+        rank_within_groups(1.0, None)
