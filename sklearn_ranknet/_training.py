@@ -649,7 +649,12 @@ def _check_finite(ranker):
             if getattr(ranker, "feature_scaling", None) is None
             else "or check the features and labels for extreme values"
         )
-        raise ValueError(f"Training produced non-finite weights. Lower learning_rate_init, {remedy}.")
+        step = "learning_rate_init"
+        sigma = getattr(ranker, "sigma", None)
+        if sigma is not None and sigma > 1:
+            # sigma multiplies every pair's gradient as the step size does.
+            step += f" or sigma (sigma={sigma!r} scales every gradient)"
+        raise ValueError(f"Training produced non-finite weights. Lower {step}, {remedy}.")
 
 
 def _report(ranker, started, early_stopping):

@@ -5,6 +5,9 @@ Both functions return the triple ``(X, y, groups)`` used throughout the package:
 and ``groups`` the query id of every row.
 """
 
+import bz2
+import codecs
+import gzip
 import os
 from numbers import Integral, Real
 
@@ -375,6 +378,34 @@ def make_ranking(
     return X, y, groups
 
 
+def _text_form_problem(path):
+    """What keeps scikit-learn's SVMlight parser from reading the file at
+    ``path`` although its rows may be well formed, or None: a UTF-8 byte
+    order mark glued to the first label, or lines ended by a carriage
+    return alone (the parser then sees one long line). The parser's own
+    messages name neither ("could not convert string to float", "need
+    more than 1 value to unpack")."""
+    if not isinstance(path, (str, os.PathLike)):
+        return None  # a file object has been read already
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(os.path.splitext(os.fspath(path))[1], open)
+    try:
+        with opener(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return None
+    if head.startswith(codecs.BOM_UTF8):
+        return (
+            "starts with a UTF-8 byte order mark, which the SVMlight parser reads as part "
+            "of the first label; save the file without it (e.g. as plain UTF-8 or ASCII)"
+        )
+    if b"\r" in head and b"\n" not in head:
+        return (
+            "ends its lines with a carriage return alone (\\r), which the SVMlight parser "
+            "does not take as a line break; convert them to \\n (or \\r\\n) first"
+        )
+    return None
+
+
 def _read_query_sizes(query_path):
     """Read a LightGBM ``.query`` file: one positive integer per line
     (blank lines are skipped)."""
@@ -499,7 +530,9 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
         integer; if the file has no ``qid:`` field and no sidecar is found;
         if only some rows have a ``qid:``; if the sidecar is malformed (one
         integer per line), holds a non-positive size or its sizes do not sum
-        to the number of rows; or if the sidecar disagrees with the qids.
+        to the number of rows; if the sidecar disagrees with the qids; or
+        if the file starts with a UTF-8 byte order mark or ends its lines
+        with ``\\r`` alone, which the SVMlight parser cannot split.
 
     See Also
     --------
@@ -522,7 +555,10 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
         )
     except (ValueError, OverflowError) as error:
         if not isinstance(error, OverflowError) and "int()" not in str(error):
-            raise  # scikit-learn's own message names what is wrong
+            problem = _text_form_problem(path)
+            if problem is None:
+                raise  # scikit-learn's own message names what is wrong
+            raise ValueError(f"{path!s} {problem} (the parser said: {error}).") from None
         # The parser's message (``invalid literal for int()``, or a C long
         # overflow) names neither the field nor the file.
         raise ValueError(

@@ -1,5 +1,6 @@
 """Tests for sklearn_ranknet.datasets: make_ranking and load_letor."""
 
+import gzip
 import math
 import os
 import warnings
@@ -490,6 +491,38 @@ def test_load_letor_names_the_file_and_the_field(tmp_path, row, match):
     with pytest.raises(ValueError, match=match) as raised:
         load_letor(path)
     assert str(path) in str(raised.value)
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (b"\xef\xbb\xbf" + QID_FILE.encode(), "starts with a UTF-8 byte order mark"),
+        (QID_FILE.replace("\n", "\r").encode(), r"carriage return alone"),
+    ],
+    ids=["byte-order-mark", "bare-carriage-returns"],
+)
+def test_load_letor_names_a_byte_order_mark_or_bare_carriage_returns(tmp_path, suffix, content, match):
+    # Well-formed rows that scikit-learn's parser cannot split: its messages
+    # ("could not convert string to float", "need more than 1 value to
+    # unpack") say nothing of why.
+    path = tmp_path / f"train.txt{suffix}"
+    path.write_bytes(gzip.compress(content) if suffix else content)
+    with pytest.raises(ValueError, match=match) as raised:
+        load_letor(path)
+    assert str(path) in str(raised.value)
+    # The same rows with plain line ends read as the file means them.
+    fixed = content.removeprefix(b"\xef\xbb\xbf").replace(b"\r", b"\n")
+    path.write_bytes(gzip.compress(fixed) if suffix else fixed)
+    np.testing.assert_array_equal(load_letor(path)[2], [10, 10, 3, 3, 3])
+
+
+def test_load_letor_keeps_the_parsers_message_for_other_malformed_rows(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text("2 qid:1 1:0.5\nnot-a-label qid:1 1:0.2\n")
+    with pytest.raises(ValueError, match="could not convert string to float") as raised:
+        load_letor(path)
+    assert "byte order mark" not in str(raised.value) and "carriage return" not in str(raised.value)
 
 
 def test_load_letor_file_object(tmp_path):

@@ -1341,6 +1341,19 @@ def test_training_that_diverges_raises():
     _diverging_fit(X, y, qid)
 
 
+def test_training_that_diverges_under_a_large_sigma_names_sigma():
+    # RankNet's pair gradient is sigma * (P_ij - target): at sigma=1e300 the
+    # first step overflows with a sane step size, so the message must name it.
+    X, y, qid = _small(8)
+    with pytest.raises(ValueError, match=r"non-finite weights\. Lower learning_rate_init or sigma \(sigma=1e\+300"):
+        RankNetRanker(sigma=1e300, max_iter=3, random_state=0, **FAST).fit(X, y, groups=qid)
+    # At the default sigma the message names the step size alone.
+    with pytest.raises(ValueError, match=r"Lower learning_rate_init, or check"):
+        RankNetRanker(learning_rate_init=1e300, solver="sgd", max_iter=3, random_state=0, **FAST).fit(
+            X * 1e6, y, groups=qid
+        )
+
+
 @pytest.mark.parametrize("failing_fit", [_diverging_fit, _early_stopping_on_one_query])
 def test_failed_fit_leaves_no_model(failing_fit):
     X, y, qid = _small(8)
