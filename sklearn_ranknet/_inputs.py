@@ -455,10 +455,13 @@ class PiecewiseEncoding:
         lower, width, bins = _bins_of(edges)
         self.source = np.repeat(np.arange(len(edges)), bins)
         self.offsets = np.concatenate([[0], np.cumsum(bins)])
-        self.lower = lower.astype(dtype)
-        self.width = width.astype(dtype)
-        # The level is computed as the inputs are, so 0 encodes to exactly 0.
-        self.zero_level = np.clip((0 - self.lower) * self.inv_width, 0, 1)
+        # Edges beyond float32's range (or an infinite width) come out
+        # non-finite here, and fitting reports them as above.
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.lower = lower.astype(dtype)
+            self.width = width.astype(dtype)
+            # Computed as the inputs are, so 0 encodes to exactly 0.
+            self.zero_level = np.clip((0 - self.lower) * self.inv_width, 0, 1)
 
     @property
     def n_inputs(self):
@@ -486,7 +489,11 @@ class PiecewiseEncoding:
             n_bins = piecewise_bins(n_rows)
         sample = edge_sample(n_rows, rows)
         levels = np.linspace(0.0, 1.0, n_bins + 1)
-        quantiles = np.array(list(_column_quantiles(X, sample, levels))).astype(X.dtype)
+        # Values ~1e308 apart overflow np.quantile's interpolation into
+        # non-finite edges, which fitting reports with a remedy (their
+        # inputs' moments come out non-finite): numpy's warnings are noise.
+        with np.errstate(over="ignore", invalid="ignore"):
+            quantiles = np.array(list(_column_quantiles(X, sample, levels))).astype(X.dtype)
         edges = _distinct_edges_of_all(quantiles)
         # (Quantiles increase: more than one value iff the first and last differ.)
         one_edge = np.fromiter(map(len, edges), dtype=np.int64, count=len(edges)) == 1
@@ -541,7 +548,8 @@ def _warn_flattened(features, limit, remedy):
 def _below_normal(dtype):
     """:func:`_warn_flattened`'s limit and remedy for a spread below the
     smallest normal number of ``dtype``."""
-    return f"{np.dtype(dtype)}'s smallest normal number ({np.finfo(dtype).tiny:g})", "Rescale it, or give X as float64."
+    remedy = "Rescale it." if np.dtype(dtype) == np.float64 else "Rescale it, or give X as float64."
+    return f"{np.dtype(dtype)}'s smallest normal number ({np.finfo(dtype).tiny:g})", remedy
 
 
 def _distinct_edges_of_all(quantiles):

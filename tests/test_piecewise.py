@@ -5,6 +5,8 @@ rankers that use it against a scikit-learn pipeline that encodes with that
 loop before a StandardScaler.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -312,7 +314,11 @@ def test_a_feature_with_a_subnormal_spread_scores_finitely(kind, dtype):
     X, y, groups = make_ranking(n_queries=20, n_features=3, n_informative=2, random_state=0)
     X = X.astype(dtype)
     X[:, 1] = np.finfo(dtype).smallest_subnormal * (np.arange(len(X)) % 3)
-    ranker = LambdaRankRanker(feature_scaling=kind, max_iter=3, random_state=0).fit(X, y, groups=groups)
+    with pytest.warns(UserWarning, match="reads it as constant") as caught:
+        ranker = LambdaRankRanker(feature_scaling=kind, max_iter=3, random_state=0).fit(X, y, groups=groups)
+    # "give X as float64" only helps X that is not float64 already.
+    for message in (str(w.message) for w in caught if "reads it as constant" in str(w.message)):
+        assert ("float64" in message.split("Rescale it")[-1]) == (dtype != np.float64), message
     assert np.all(np.isfinite(ranker.predict(X)))
     assert np.all(np.isfinite(ranker.feature_scale_)) and np.all(ranker.feature_scale_ > 0)
 
@@ -386,3 +392,22 @@ def test_distinct_edges_of_all_rows_are_each_rows(dtype):
         expected = _inputs._distinct_edges(row)
         assert edges.dtype == expected.dtype
         np.testing.assert_array_equal(edges, expected)
+
+
+@pytest.mark.parametrize(
+    "dtype, far, n_far",
+    [
+        (np.float64, 1.7e308, 5),  # the median's interpolation overflows float64
+        (np.float32, 3.3e38, 6),  # the edges -far, far: a width past float32's range
+    ],
+)
+@pytest.mark.parametrize("form", [np.asarray, sp.csr_matrix], ids=["dense", "csr"])
+def test_edges_past_the_dtypes_range_make_no_numpy_warning(dtype, far, n_far, form):
+    # Bins wider than the dtype can hold give non-finite edges or widths;
+    # fitting then refuses the feature with a remedy (test_estimators'
+    # bad-data cases), so numpy's overflow warnings before it are noise.
+    X = np.array([[-far]] * 5 + [[far]] * n_far, dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encoding = PiecewiseEncoding.fit(form(X), n_bins=4)
+    assert not np.isfinite(encoding.width).all() or not np.isfinite(encoding.lower).all()
