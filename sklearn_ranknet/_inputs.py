@@ -38,7 +38,7 @@ stored is therefore read as dense blocks (each minibatch, each block of
 ``predict``, densified after its rows are gathered), exactly as a dense
 ``X`` is: same code, same bits, no folding. A fit densifies such an ``X``
 once instead when the copy is small enough (``_training.DENSE_COPY_BYTES``,
-:meth:`~sklearn_ranknet._training.TrainingSet.densify`).
+:meth:`~sklearn_ranknet._training.TrainingSet.copy_for_gathers`).
 """
 
 import functools

@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
+from sklearn.utils import check_array
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet._inputs import DENSE_BLOCKS_FROM, InputScaling, block_rows, edge_sample, stays_sparse
@@ -176,11 +177,63 @@ def test_sparse_input_trains_the_dense_model(Ranker, kind, csr_path, monkeypatch
     assert_same_training(sparse.predict(X), dense.predict(X))
 
 
+def _read_only(X):
+    X = X.copy()
+    X.flags.writeable = False
+    return X
+
+
+LAYOUTS = {
+    "fortran": np.asfortranarray,  # DataFrame.to_numpy() of one float dtype
+    "read-only": _read_only,  # joblib's memory maps in GridSearchCV(n_jobs=...)
+    "strided": lambda X: np.repeat(X, 2, axis=0)[::2],
+    "dataframe": lambda X: __import__("pandas").DataFrame(X),
+}
+
+
+@pytest.mark.parametrize("copied", [True, False], ids=["c-copy", "as-given"])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_dense_x_in_any_layout_trains_on_the_same_bits(layout, copied, monkeypatch):
+    """A dense X the compiled gathers cannot read (Fortran order, read-only,
+    strided) is copied once into C order for the fit
+    (``TrainingSet.copy_for_gathers``), or, when that copy would exceed
+    ``DENSE_COPY_BYTES``, gathered by numpy's path. Either way the same bits
+    as a C-ordered X. The caller's array is left as it was."""
+    from sklearn_ranknet import _training
+
+    if layout == "dataframe":
+        pytest.importorskip("pandas")
+    if not copied:
+        monkeypatch.setattr(_training, "DENSE_COPY_BYTES", 0)
+    X, y, qid = make_ranking(30, n_features=6, n_informative=3, random_state=1)
+    given = LAYOUTS[layout](X)
+    snapshot = np.array(given, copy=True)
+    params = dict(hidden_layer_sizes=(4,), max_iter=3, random_state=0, input_noise=0.5)
+    expected = LambdaRankRanker(**params).fit(X, y, groups=qid)
+    gathered_from = []  # the array each minibatch (or loss-sample block) was gathered from
+    features = _training.TrainingSet.features
+
+    def spied_features(data, ranker, positions):
+        gathered_from.append(data.X.flags.c_contiguous and data.X.flags.writeable)
+        return features(data, ranker, positions)
+
+    monkeypatch.setattr(_training.TrainingSet, "features", spied_features)
+    got = LambdaRankRanker(**params).fit(given, y, groups=qid)
+    validated = check_array(given)  # what the fit reads (pandas decides a frame's layout)
+    gatherable = validated.flags.c_contiguous and validated.flags.writeable
+    assert not gatherable or layout == "dataframe"
+    assert gathered_from and all(gathered_from) == (copied or gatherable)
+    for a, b in zip(got.coefs_ + got.intercepts_, expected.coefs_ + expected.intercepts_):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(got.predict(given), expected.predict(X))
+    np.testing.assert_array_equal(np.asarray(given), snapshot)
+
+
 @pytest.mark.parametrize("copied", [True, False], ids=["dense-copy", "block-by-block"])
 def test_csr_dense_enough_is_read_as_the_dense_rows_are(copied, monkeypatch):
     """CSR with at least DENSE_BLOCKS_FROM of its entries stored (LETOR
     files as ``load_letor`` returns them) takes the dense code: one dense
-    copy for the fit (``TrainingSet.densify``), or, when that copy would
+    copy for the fit (``TrainingSet.copy_for_gathers``), or, when that copy would
     exceed ``DENSE_COPY_BYTES``, each minibatch densified as gathered.
     Either way the same bits as the dense array, in training and in
     predict. Sparser CSR stays sparse."""
