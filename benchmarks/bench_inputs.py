@@ -7,10 +7,11 @@ densified after its rows are gathered, the dense code from there); sparser CSR s
 its first layer folded (``sklearn_ranknet/_inputs.py``).
 
 1. The three rankers with their defaults (``random_state=0``, ``n_jobs=1``) fitted on the
-   Yahoo sample's ``rank.train`` (``load_letor(path, n_features=300)``) as CSR and as the same
-   rows dense, and ``LGBMRanker()`` on the CSR beside them; fastest of 2 fits after a small
-   warm-up fit (``--quick``: one fit of each on 40 queries). Skipped with a note when
-   ``../shared`` is absent.
+   Yahoo sample's ``rank.train`` (``load_letor(path, n_features=300)``) as CSR, as the same
+   rows dense, and dense in Fortran order (what ``DataFrame.to_numpy()`` returns; a fit copies
+   it into C order once, ``TrainingSet.copy_for_gathers``), and ``LGBMRanker()`` on the CSR
+   beside them; fastest of 2 fits after a small warm-up fit (``--quick``: one fit of each on
+   40 queries). Skipped with a note when ``../shared`` is absent.
 2. Where the threshold sits: ``LambdaRankRanker(max_iter=20, tol=0)`` on ``make_ranking(200,
    n_features=46)`` with a share of the entries set to 0 (2 % to 100 % stored), given as CSR
    and made to take each path (``DENSE_BLOCKS_FROM`` moved for the run), fastest of 2
@@ -63,6 +64,7 @@ def run(h):
         stored = X.nnz / (X.shape[0] * X.shape[1])
         h.say(f"Yahoo rank.train: {X.shape[0]} rows x {X.shape[1]} columns, {stored:.1%} stored")
         dense = X.toarray()
+        fortran = np.asfortranarray(dense)  # as DataFrame(dense).to_numpy() gives it
         for name in RANKERS:
             Ranker = getattr(sklearn_ranknet, name)
             Ranker(max_iter=2).fit(X[:200], y[:200], groups=q[:200])  # compile both paths first
@@ -70,9 +72,10 @@ def run(h):
             params = dict(random_state=0, n_jobs=1, **({"max_iter": 5} if h.quick else {}))
             csr_s, model = _fastest(h, lambda: Ranker(**params).fit(X, y, groups=q), repeats)
             dense_s, _ = _fastest(h, lambda: Ranker(**params).fit(dense, y, groups=q), repeats)
-            rows.append({"model": f"{name}()", "csr_s": csr_s, "dense_s": dense_s,
-                         "ratio": csr_s / dense_s, "epochs": model.n_iter_})
-            h.say(f"{name}: CSR {csr_s:.2f} s, dense {dense_s:.2f} s")
+            fortran_s, _ = _fastest(h, lambda: Ranker(**params).fit(fortran, y, groups=q), repeats)
+            rows.append({"model": f"{name}()", "csr_s": csr_s, "dense_s": dense_s, "fortran_s": fortran_s,
+                         "ratio": csr_s / dense_s, "fortran_ratio": fortran_s / dense_s, "epochs": model.n_iter_})
+            h.say(f"{name}: CSR {csr_s:.2f} s, dense {dense_s:.2f} s, Fortran-ordered {fortran_s:.2f} s")
         lgb = h.peer("lightgbm")
         if lgb is not None:
             sizes = np.unique(q, return_counts=True)[1]  # rank.train lists each query's rows together
@@ -81,7 +84,7 @@ def run(h):
         h.table(f"Yahoo rank.train ({X.shape[0]:,} rows, {stored:.0%} of the entries stored): "
                 f"fit seconds, fastest of {repeats}", rows, {
                     "model": "model", "CSR s": "csr_s", "dense s": "dense_s", "CSR / dense": "ratio",
-                    "epochs": "epochs"})
+                    "Fortran-ordered s": "fortran_s", "Fortran / dense": "fortran_ratio", "epochs": "epochs"})
 
     n_queries, epochs = (30, 3) if h.quick else (200, 20)
     X, y, q = make_ranking(n_queries, n_features=46, n_informative=10, random_state=0)
