@@ -8,7 +8,7 @@ its first layer folded (``sklearn_ranknet/_inputs.py``).
 
 1. The three rankers with their defaults (``random_state=0``, ``n_jobs=1``) fitted on the
    Yahoo sample's ``rank.train`` (``load_letor(path, n_features=300)``) as CSR, as the same
-   rows dense, and dense in Fortran order (what ``DataFrame.to_numpy()`` returns; a fit copies
+   rows dense, and dense in Fortran order (a DataFrame's values when read from a file; a fit copies
    it into C order once, ``TrainingSet.copy_for_gathers``), and ``LGBMRanker()`` on the CSR
    beside them; fastest of 2 fits after a small warm-up fit (``--quick``: one fit of each on
    40 queries). Skipped with a note when ``../shared`` is absent.
@@ -64,7 +64,7 @@ def run(h):
         stored = X.nnz / (X.shape[0] * X.shape[1])
         h.say(f"Yahoo rank.train: {X.shape[0]} rows x {X.shape[1]} columns, {stored:.1%} stored")
         dense = X.toarray()
-        fortran = np.asfortranarray(dense)  # as DataFrame(dense).to_numpy() gives it
+        fortran = np.asfortranarray(dense)  # as a DataFrame read from a file gives its values
         for name in RANKERS:
             Ranker = getattr(sklearn_ranknet, name)
             Ranker(max_iter=2).fit(X[:200], y[:200], groups=q[:200])  # compile both paths first

@@ -164,12 +164,13 @@ class TrainingSet:
           costs scipy's indexing machinery on every visit: 11-15 % of a
           default fit's time on the Yahoo sample as ``load_letor`` returns
           it (3,005 rows, 32 % stored; docs/benchmarks.md, "Input forms").
-        - A dense ``X`` in Fortran order (what ``DataFrame.to_numpy()``
-          gives for one float dtype), strided, or read-only (joblib's
-          memory maps in ``GridSearchCV(n_jobs=...)``): the gather-encode
+        - A dense ``X`` in Fortran order (a pandas DataFrame's values, when
+          read from a file or built column by column), strided, or
+          read-only (joblib's memory maps in ``GridSearchCV(n_jobs=...)``;
+          pandas 3's values): the gather-encode
           kernel is compiled for C-ordered writeable arrays, and numpy's
           gather, encoding and standardization took default fits 1.4-1.7x
-          the time (docs/benchmarks.md, "Input forms").
+          the time (the user guide's performance page, "Array layout").
 
         The copy holds the very values the gathers read, so the fit is the
         same to the bit. (Keeping the encoded inputs instead, up to 8 per

@@ -555,7 +555,7 @@ def test_sample_weight_float32_and_warm_start(client, data):
 
 
 def test_a_shard_reads_its_partition_in_c_order(data):
-    # A partition's feature columns come out of pandas in Fortran order; the
+    # A partition's feature columns come out of pandas in Fortran order: the
     # compiled row gathers take C-ordered arrays only (numpy's path took
     # default fits 1.4-1.7x the time), so the shard holds one C copy of the
     # very values.

@@ -184,7 +184,7 @@ def _read_only(X):
 
 
 LAYOUTS = {
-    "fortran": np.asfortranarray,  # DataFrame.to_numpy() of one float dtype
+    "fortran": np.asfortranarray,  # a DataFrame's values when read from a file
     "read-only": _read_only,  # joblib's memory maps in GridSearchCV(n_jobs=...)
     "strided": lambda X: np.repeat(X, 2, axis=0)[::2],
     "dataframe": lambda X: __import__("pandas").DataFrame(X),
