@@ -8,9 +8,9 @@ its first layer folded (``sklearn_ranknet/_inputs.py``).
 
 1. The three rankers with their defaults (``random_state=0``, ``n_jobs=1``) fitted on the
    Yahoo sample's ``rank.train`` (``load_letor(path, n_features=300)``) as CSR, as the same
-   rows dense, and dense in Fortran order (a DataFrame's values when read from a file; a fit copies
-   it into C order once, ``TrainingSet.copy_for_gathers``), and ``LGBMRanker()`` on the CSR
-   beside them; fastest of 2 fits after a small warm-up fit (``--quick``: one fit of each on
+   rows dense, and dense in Fortran order (a DataFrame's values when read from a file; each
+   minibatch's rows are copied into C order before the fused gather-encode kernel,
+   ``InputScaling.rows``), and ``LGBMRanker()`` on the CSR beside them; fastest of 2 fits after a small warm-up fit (``--quick``: one fit of each on
    40 queries). Skipped with a note when ``../shared`` is absent.
 2. Where the threshold sits: ``LambdaRankRanker(max_iter=20, tol=0)`` on ``make_ranking(200,
    n_features=46)`` with a share of the entries set to 0 (2 % to 100 % stored), given as CSR

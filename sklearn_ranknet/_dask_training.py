@@ -109,9 +109,6 @@ class Shard:
         )
         if all_zero:
             self.data.weights = np.zeros(self.data.n_queries)
-        # A pandas-backed partition arrives in Fortran order, a mostly
-        # filled CSR one as CSR: one copy the compiled gathers can read.
-        self.data.copy_for_gathers()
         # The shard's query weights are relative to its own largest weight
         # (overflow-safe); the client puts every shard on the global scale.
         self.weight_max = None if sample_weight is None else float(np.max(sample_weight))

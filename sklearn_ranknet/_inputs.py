@@ -38,7 +38,7 @@ stored is therefore read as dense blocks (each minibatch, each block of
 ``predict``, densified after its rows are gathered), exactly as a dense
 ``X`` is: same code, same bits, no folding. A fit densifies such an ``X``
 once instead when the copy is small enough (``_training.DENSE_COPY_BYTES``,
-:meth:`~sklearn_ranknet._training.TrainingSet.copy_for_gathers`).
+:meth:`~sklearn_ranknet._training.TrainingSet.densify`).
 """
 
 import functools
@@ -236,7 +236,14 @@ class InputScaling:
         :func:`stays_sparse`)."""
         if sp.issparse(X) and not stays_sparse(X):  # then the dense path, fused below
             return self.rows(gather_rows(X, index), slice(None))
-        if self.kind in ("standard", "piecewise") and _gathers_in_one_pass(X, index):
+        fused = self.kind in ("standard", "piecewise")
+        if fused and _kernel_dtype(X) and not _gathers_in_one_pass(X, index):
+            # Fortran order (a DataFrame's values), read-only (joblib's memory
+            # maps), strided: copy the rows into C order first, one pass over
+            # the raw rows, then the fused pass (numpy's six passes over the
+            # wider encoded block took twice the time of both).
+            return self.rows(np.require(X[index], requirements=["C", "W"]), slice(None))
+        if fused and _gathers_in_one_pass(X, index):
             rows = np.arange(*index.indices(X.shape[0])) if isinstance(index, slice) else index
             block = np.empty((len(rows), self.n_inputs), dtype=X.dtype)
             if self.encoding is None:
@@ -289,11 +296,18 @@ def set_input_scaling_attributes(ranker):
         ranker.bin_edges_[:] = encoding.edges
 
 
+def _kernel_dtype(X):
+    """Whether ``X`` is a 2-D float array of a dtype the gather kernels are
+    compiled for."""
+    return isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype in (np.float32, np.float64)
+
+
 def _gathers_in_one_pass(X, index):
     """Whether :func:`_gather_standardized` takes ``X[index]``: the one array
     type it is compiled for (a read-only or strided ``X`` would compile a
-    second copy; those, and CSR, take the numpy path)."""
-    if not isinstance(X, np.ndarray) or X.dtype not in (np.float32, np.float64):
+    second copy; :meth:`InputScaling.rows` copies their rows into C order
+    first, and CSR takes the numpy path)."""
+    if not _kernel_dtype(X):
         return False
     if not (X.flags.c_contiguous and X.flags.writeable and X.ndim == 2):
         return False

@@ -1,10 +1,9 @@
 """The training loop: minibatches of whole queries, early stopping, L-BFGS.
 
-The rows of a C-ordered, writeable dense ``X`` are never copied as a whole
-(a CSR ``X`` read as dense blocks, and a dense ``X`` in another layout, are
-copied once, up to ``DENSE_COPY_BYTES``: see
-:meth:`TrainingSet.copy_for_gathers`). A :class:`TrainingSet` keeps the
-caller's ``X`` and an index that arranges its rows query by query (labels
+The rows of a dense ``X`` are never copied as a whole (a CSR ``X`` read as
+dense blocks is densified once, up to ``DENSE_COPY_BYTES``: see
+:meth:`TrainingSet.densify`). A :class:`TrainingSet` keeps
+the caller's ``X`` and an index that arranges its rows query by query (labels
 descending inside each query); every minibatch gathers its own rows through
 that index.
 
@@ -54,8 +53,8 @@ BLOCK_WORK = 2**25
 #: (2048 rows of 136 features; fewer rows of a wider piecewise encoding, so
 #: that the blocks stay small next to X).
 SCORE_BLOCK_VALUES = 2048 * 136
-#: Largest copy (bytes) a fit makes of an ``X`` its compiled row gathers
-#: cannot read as it is (see :meth:`TrainingSet.copy_for_gathers`).
+#: Largest dense copy (bytes) a fit makes of a CSR ``X`` that is read as
+#: dense blocks anyway (see :meth:`TrainingSet.densify`).
 DENSE_COPY_BYTES = 2**28
 
 
@@ -65,7 +64,7 @@ class TrainingSet:
     Attributes
     ----------
     X : {ndarray, sparse CSR matrix} of shape (n_samples, n_features)
-        The caller's array, not a copy (but see :meth:`copy_for_gathers`).
+        The caller's array, not a copy (but see :meth:`densify`).
     rows : ndarray of shape (n_rows,)
         ``X[rows]`` lists this set's rows query by query, labels descending
         inside each query. "Positions" below index into ``rows``.
@@ -153,39 +152,27 @@ class TrainingSet:
         gathered and made ready for ``ranker``'s network."""
         return ranker._network_rows(self.X, self.rows[positions])
 
-    def copy_for_gathers(self):
-        """Read ``X`` as one C-ordered, writeable dense array for the rest of
-        the fit when the compiled row gathers cannot take it as it is and
-        the copy takes at most ``DENSE_COPY_BYTES``; in place.
+    def densify(self):
+        """Read a CSR ``X`` too dense to stay sparse (``stays_sparse``) as
+        one dense copy for the rest of the fit, when that copy takes at most
+        ``DENSE_COPY_BYTES``; in place.
 
-        - A CSR ``X`` too dense to stay sparse (``stays_sparse``): each
-          minibatch and each block of the per-epoch loss sample would
-          otherwise take its rows out of the CSR and densify them, which
-          costs scipy's indexing machinery on every visit: 11-15 % of a
-          default fit's time on the Yahoo sample as ``load_letor`` returns
-          it (3,005 rows, 32 % stored; docs/benchmarks.md, "Input forms").
-        - A dense ``X`` in Fortran order (a pandas DataFrame's values, when
-          read from a file or built column by column), strided, or
-          read-only (joblib's memory maps in ``GridSearchCV(n_jobs=...)``;
-          pandas 3's values): the gather-encode
-          kernel is compiled for C-ordered writeable arrays, and numpy's
-          gather, encoding and standardization took default fits 1.4-1.7x
-          the time (the user guide's performance page, "Array layout").
-
-        The copy holds the very values the gathers read, so the fit is the
-        same to the bit. (Keeping the encoded inputs instead, up to 8 per
-        feature, bought little more on the Yahoo CSR and nothing on dense
-        ``X``, whose rows the encoding kernel reads as fast as it would copy
-        encoded ones.)
+        Each minibatch and each block of the per-epoch loss sample would
+        otherwise take its rows out of the CSR and densify them, which costs
+        scipy's indexing machinery on every visit: 11-15 % of a default
+        fit's time on the Yahoo sample as ``load_letor`` returns it (3,005
+        rows, 32 % stored; docs/benchmarks.md, "Input forms"). The dense
+        rows are the very values the densified blocks held, so the fit is
+        the same to the bit. (Keeping
+        the encoded inputs instead, up to 8 per feature, bought little more
+        there and nothing on dense ``X``, whose rows the encoding kernel
+        reads as fast as it would copy encoded ones.)
         """
         X = self.X
-        if sp.issparse(X):
-            if stays_sparse(X):
-                return
-        elif X.flags.c_contiguous and X.flags.writeable:
+        if not sp.issparse(X) or stays_sparse(X):
             return
         if X.shape[0] * X.shape[1] * X.dtype.itemsize <= DENSE_COPY_BYTES:
-            self.X = X.toarray() if sp.issparse(X) else np.array(X, order="C")
+            self.X = X.toarray()
 
 
 def _loss_sample(data, random_state, make_objective):
@@ -298,7 +285,7 @@ def fit_stochastic(ranker, data, incremental):
     n_rows = len(data.weighted.rows)  # the "auto" values' size: rows of positive weight
     early_stopping = ranker._uses_early_stopping(n_rows, data.weighted.n_queries, incremental)
     query_scaled = ranker._small_and_query_scaled(data.weighted, incremental)
-    data.copy_for_gathers()
+    data.densify()
     train, val = split_validation(ranker, data) if early_stopping else (data, None)
     monitor = EpochMonitor(ranker, early_stopping, ranker._patience(n_rows))
     loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)

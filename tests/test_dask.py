@@ -554,22 +554,6 @@ def test_sample_weight_float32_and_warm_start(client, data):
     )
 
 
-def test_a_shard_reads_its_partition_in_c_order(data):
-    # A partition's feature columns come out of pandas in Fortran order: the
-    # compiled row gathers take C-ordered arrays only (numpy's path took
-    # default fits 1.4-1.7x the time), so the shard holds one C copy of the
-    # very values.
-    X, y, qid = data
-    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
-    frame["__y__"], frame["__qid__"] = y, qid
-    frame["__part__"], frame["__row__"] = 0, np.arange(len(X))
-    assert not frame[list(frame.columns[: X.shape[1]])].to_numpy(dtype=np.float64).flags.c_contiguous
-    shard = _dask_training.make_shard(frame, RankNetRanker(**QUICK), list(frame.columns[: X.shape[1]]),
-                                      np.float64, weighted=False)
-    assert shard.data.X.flags.c_contiguous and shard.data.X.flags.writeable
-    np.testing.assert_array_equal(shard.data.X, X)
-
-
 def test_query_weights_are_on_one_scale_across_partitions(client, data):
     # Each partition divides its query weights by its own largest (so that
     # weights near the float maximum cannot overflow); the client must put

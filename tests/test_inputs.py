@@ -191,41 +191,44 @@ LAYOUTS = {
 }
 
 
-@pytest.mark.parametrize("copied", [True, False], ids=["c-copy", "as-given"])
 @pytest.mark.parametrize("layout", list(LAYOUTS))
-def test_dense_x_in_any_layout_trains_on_the_same_bits(layout, copied, monkeypatch):
-    """A dense X the compiled gathers cannot read (Fortran order, read-only,
-    strided) is copied once into C order for the fit
-    (``TrainingSet.copy_for_gathers``), or, when that copy would exceed
-    ``DENSE_COPY_BYTES``, gathered by numpy's path. Either way the same bits
-    as a C-ordered X. The caller's array is left as it was."""
-    from sklearn_ranknet import _training
+def test_dense_x_in_any_layout_takes_the_fused_kernel_with_the_same_bits(layout, monkeypatch):
+    """A dense X the compiled gather-encode kernel is not compiled for
+    (Fortran order, read-only, strided) has each block of rows copied into C
+    order first, then takes the kernel, not numpy's gather and encoding
+    (``InputScaling.rows``): the same bits as a C-ordered X, in training and
+    in predict, and the caller's array left as it was."""
+    from sklearn_ranknet._inputs import PiecewiseEncoding
 
     if layout == "dataframe":
         pytest.importorskip("pandas")
-    if not copied:
-        monkeypatch.setattr(_training, "DENSE_COPY_BYTES", 0)
     X, y, qid = make_ranking(30, n_features=6, n_informative=3, random_state=1)
     given = LAYOUTS[layout](X)
     snapshot = np.array(given, copy=True)
-    params = dict(hidden_layer_sizes=(4,), max_iter=3, random_state=0, input_noise=0.5)
-    expected = LambdaRankRanker(**params).fit(X, y, groups=qid)
-    gathered_from = []  # the array each minibatch (or loss-sample block) was gathered from
-    features = _training.TrainingSet.features
-
-    def spied_features(data, ranker, positions):
-        gathered_from.append(data.X.flags.c_contiguous and data.X.flags.writeable)
-        return features(data, ranker, positions)
-
-    monkeypatch.setattr(_training.TrainingSet, "features", spied_features)
-    got = LambdaRankRanker(**params).fit(given, y, groups=qid)
     validated = check_array(given)  # what the fit reads (pandas decides a frame's layout)
-    gatherable = validated.flags.c_contiguous and validated.flags.writeable
-    assert not gatherable or layout == "dataframe"
-    assert gathered_from and all(gathered_from) == (copied or gatherable)
+    assert not (validated.flags.c_contiguous and validated.flags.writeable) or layout == "dataframe"
+    params = dict(hidden_layer_sizes=(4,), max_iter=3, random_state=0, input_noise=0.5)
+    numpy_path = []  # blocks encoded by numpy (the scaling's moments are, once, in any layout)
+    transform = PiecewiseEncoding.transform
+
+    def spied_transform(encoding, block):
+        numpy_path.append(block.shape)
+        return transform(encoding, block)
+
+    monkeypatch.setattr(PiecewiseEncoding, "transform", spied_transform)
+    expected = LambdaRankRanker(**params).fit(X, y, groups=qid)
+    expected_scores = expected.predict(X)
+    in_c_order, numpy_path[:] = list(numpy_path), []
+    got = LambdaRankRanker(**params).fit(given, y, groups=qid)
+    scores = got.predict(given)
+    assert numpy_path == in_c_order == [X.shape]
     for a, b in zip(got.coefs_ + got.intercepts_, expected.coefs_ + expected.intercepts_):
         np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(got.predict(given), expected.predict(X))
+    np.testing.assert_array_equal(scores, expected_scores)
+    # feature_scaling="standard" takes the other fused kernel: the same bits too.
+    standard = dict(params, feature_scaling="standard")
+    np.testing.assert_array_equal(LambdaRankRanker(**standard).fit(given, y, groups=qid).predict(given),
+                                  LambdaRankRanker(**standard).fit(X, y, groups=qid).predict(X))
     np.testing.assert_array_equal(np.asarray(given), snapshot)
 
 
@@ -233,7 +236,7 @@ def test_dense_x_in_any_layout_trains_on_the_same_bits(layout, copied, monkeypat
 def test_csr_dense_enough_is_read_as_the_dense_rows_are(copied, monkeypatch):
     """CSR with at least DENSE_BLOCKS_FROM of its entries stored (LETOR
     files as ``load_letor`` returns them) takes the dense code: one dense
-    copy for the fit (``TrainingSet.copy_for_gathers``), or, when that copy would
+    copy for the fit (``TrainingSet.densify``), or, when that copy would
     exceed ``DENSE_COPY_BYTES``, each minibatch densified as gathered.
     Either way the same bits as the dense array, in training and in
     predict. Sparser CSR stays sparse."""
