@@ -236,14 +236,13 @@ class InputScaling:
         :func:`stays_sparse`)."""
         if sp.issparse(X) and not stays_sparse(X):  # then the dense path, fused below
             return self.rows(gather_rows(X, index), slice(None))
-        fused = self.kind in ("standard", "piecewise")
-        if fused and _kernel_dtype(X) and not _gathers_in_one_pass(X, index):
-            # Fortran order (a DataFrame's values), read-only (joblib's memory
-            # maps), strided: copy the rows into C order first, one pass over
-            # the raw rows, then the fused pass (numpy's six passes over the
-            # wider encoded block took twice the time of both).
-            return self.rows(np.require(X[index], requirements=["C", "W"]), slice(None))
-        if fused and _gathers_in_one_pass(X, index):
+        if self.kind in ("standard", "piecewise") and _has_kernel_dtype(X):
+            if not _gathers_in_one_pass(X, index):
+                # Fortran order (a DataFrame's values), read-only (joblib's
+                # memory maps), strided: the rows copied into C order first,
+                # one pass over the raw rows, then the fused pass (numpy's six
+                # passes over the wider encoded block took twice as long).
+                X, index = np.require(X[index], requirements=["C", "W"]), slice(None)
             rows = np.arange(*index.indices(X.shape[0])) if isinstance(index, slice) else index
             block = np.empty((len(rows), self.n_inputs), dtype=X.dtype)
             if self.encoding is None:
@@ -296,8 +295,8 @@ def set_input_scaling_attributes(ranker):
         ranker.bin_edges_[:] = encoding.edges
 
 
-def _kernel_dtype(X):
-    """Whether ``X`` is a 2-D float array of a dtype the gather kernels are
+def _has_kernel_dtype(X):
+    """Whether ``X`` is a 2-D array of a float dtype the gather kernels are
     compiled for."""
     return isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype in (np.float32, np.float64)
 
@@ -307,9 +306,9 @@ def _gathers_in_one_pass(X, index):
     type it is compiled for (a read-only or strided ``X`` would compile a
     second copy; :meth:`InputScaling.rows` copies their rows into C order
     first, and CSR takes the numpy path)."""
-    if not _kernel_dtype(X):
+    if not _has_kernel_dtype(X):
         return False
-    if not (X.flags.c_contiguous and X.flags.writeable and X.ndim == 2):
+    if not (X.flags.c_contiguous and X.flags.writeable):
         return False
     if isinstance(index, slice):
         return index.step in (None, 1)
