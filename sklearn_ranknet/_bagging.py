@@ -269,7 +269,9 @@ class BaggingRanker(BaseEstimator):
 
         rng = check_random_state(self.random_state)
         # All seeds are drawn before dispatch: members do not depend on n_jobs.
-        seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
+        # int(): validate_params takes n_estimators=True (a bool is an
+        # Integral) as the rankers take max_iter=True, but randint refuses it.
+        seeds = rng.randint(_MAX_SEED, size=int(self.n_estimators))
         members = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(_fit_member)(template, seed, X, y, fit_params, query_groups, drawable)
             for seed in seeds

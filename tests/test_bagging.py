@@ -485,6 +485,18 @@ def test_invalid_parameters(params, match):
         BaggingRanker(**params).fit(X, y, groups=qid)
 
 
+def test_n_estimators_true_is_one_member_as_in_the_rankers():
+    """validate_params takes a bool for an int (the rankers' max_iter=True is
+    1 iteration, scikit-learn's BaggingRegressor(n_estimators=True) one
+    member); numpy's randint refused size=True with a message naming
+    nothing the user gave."""
+    X, y, qid = _small(4)
+    bag = BaggingRanker(_ranker(), n_estimators=True, random_state=0).fit(X, y, groups=qid)
+    one = BaggingRanker(_ranker(), n_estimators=1, random_state=0).fit(X, y, groups=qid)
+    assert len(bag.estimators_) == 1
+    np.testing.assert_array_equal(bag.predict(X), one.predict(X))
+
+
 @pytest.mark.parametrize(
     "member, advice",
     [
