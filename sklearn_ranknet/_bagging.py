@@ -37,8 +37,8 @@ from ._base import OPTIMIZER_STATE, score_by_query
 from ._groups import group_rows, query_of_row, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._query_column import (
-    QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, query_column_of, query_ids_in,
-    split_query_column,
+    QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, merge_groups, query_column_of,
+    query_ids_in, split_query_column,
 )
 from ._wrapped import wrapped_chain
 
@@ -361,8 +361,12 @@ class BaggingRanker(BaseEstimator):
             when they have none); tied scores averaged.
         """
         check_is_fitted(self, "estimators_")
-        if groups is None and self.query_column is None:
-            groups = query_ids_in(self, X)  # the members' query column, if any
+        if self.query_column is None and query_column_of(self) is not None:
+            # The members' query column: the ids, or a check of groups= against
+            # them, as the members' own score makes (ids that split the rows
+            # otherwise, e.g. coarser ones a GroupKFold splits by, would give
+            # the NDCG of merged queries).
+            groups = merge_groups(groups, query_ids_in(self, X), query_column_of(self))
         return score_by_query(self, X, y, groups, sample_weight, _scoring_step(self.estimators_[0]))
 
     def get_metadata_routing(self):

@@ -528,3 +528,20 @@ def test_member_query_column_by_name_is_refused_with_the_fix():
         LambdaRankRanker(max_iter=2, random_state=0), n_estimators=2, random_state=0, query_column="qid"
     ).fit(frame, y)
     assert 0.0 <= bag.score(frame, y) <= 1.0
+
+
+def test_score_checks_groups_against_the_members_query_column():
+    """As the member's own score: groups= must put the rows in the queries of
+    the column the members read (BaggingRanker.score used groups= alone, so
+    coarser ids, such as those a GroupKFold splits by, gave a silent NDCG of
+    merged queries)."""
+    X, y, qid = _small()
+    with_ids = np.column_stack([qid, X])
+    member = LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, random_state=0, query_column=0)
+    bag = BaggingRanker(member, n_estimators=2, random_state=0).fit(with_ids, y)
+    with pytest.raises(ValueError, match=r"groups and the query column of X \(query_column=0\)"):
+        bag.score(with_ids, y, groups=qid // 2)
+    with pytest.raises(ValueError, match="different queries"):
+        bag.estimators_[0].score(with_ids, y, groups=qid // 2)  # what the member says
+    # Ids that map one to one onto the column's are the same queries.
+    assert bag.score(with_ids, y, groups=qid + 100) == bag.score(with_ids, y)
