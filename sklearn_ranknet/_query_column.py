@@ -144,6 +144,13 @@ def features_and_groups(X, groups, query_column, fitted=None):
     X, query_ids = split_query_column(X, query_column)
     if fitted is not None:
         check_width_with_column(X, query_column, fitted)
+    if query_column is not None and X.shape[1] == 0:
+        # Said here: a DataFrame left without columns reaches numpy as no
+        # dtype at all ("at least one array or dtype is required").
+        raise ValueError(
+            f"X holds only the query column (query_column={query_column!r}), no feature "
+            "to rank by: give X the feature columns too."
+        )
     return X, merge_groups(groups, query_ids, query_column)
 
 

@@ -153,6 +153,23 @@ def test_bad_query_column_is_a_clear_error(query_column, X_kind, message):
         LambdaRankRanker(query_column=query_column, **FAST).fit(X, y)
 
 
+@pytest.mark.parametrize("X_kind", ["array", "frame", "sparse"])
+@pytest.mark.parametrize("estimator", [LambdaRankRanker(**FAST), BaggingRanker(LambdaRankRanker(**FAST), 2)],
+                         ids=["ranker", "bagging"])
+def test_x_holding_only_the_query_column_is_a_clear_error(X_kind, estimator):
+    """Without a feature left there is nothing to rank by; a DataFrame
+    reduced to its query column reached numpy as a frame of no columns
+    ("at least one array or dtype is required")."""
+    X, y, qid = _data()
+    only_ids = {"array": qid[:, None].astype(float), "frame": pd.DataFrame({"qid": qid}),
+                "sparse": sp.csr_matrix(qid[:, None].astype(float))}[X_kind]
+    query_column = "qid" if X_kind == "frame" else 0
+    with pytest.raises(ValueError, match=re.escape(
+        f"X holds only the query column (query_column={query_column!r}), no feature"
+    )):
+        clone(estimator).set_params(query_column=query_column).fit(only_ids, y)
+
+
 def test_query_column_must_be_a_name_or_a_position():
     X, y, qid = _data()
     with pytest.raises(ValueError, match="query_column"):
