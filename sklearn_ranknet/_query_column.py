@@ -175,7 +175,8 @@ def merge_groups(groups, query_ids, query_column):
             "put the rows in different queries. Pass the ids once: either as "
             "groups (and query_column=None), or in the column (with routing on, "
             "stop routing them to the ranker: ranker.set_fit_request(groups=False)"
-            ".set_score_request(groups=False)). A step before the ranker that "
+            ".set_score_request(groups=False), and to its scorer: "
+            "ndcg_scorer(10).set_score_request(groups=False)). A step before the ranker that "
             "mixes columns (PCA, a ColumnTransformer's reordering) changes the "
             "column too."
         )

@@ -40,7 +40,7 @@ from sklearn.utils.metadata_routing import _routing_enabled
 from . import _kernels
 from ._groups import group_rows, query_weights
 from ._jit import as_kernel_array, effective_n_jobs, over_queries
-from ._query_column import query_ids_in
+from ._query_column import merge_groups, query_column_of, query_ids_in
 from ._validation import check_relevance_labels, float_column
 
 __all__ = [
@@ -600,14 +600,16 @@ class _QueryScorer(_Scorer):
     """A scorer that takes the query ids from ``X`` when none were routed.
 
     The estimator's (or its last Pipeline step's) ``query_column`` says where
-    they are; the estimator itself drops that column when it predicts.
+    they are; the estimator itself drops that column when it predicts. Ids
+    routed as well must split the rows as the column does (as in the
+    estimator's own ``score``): coarser ones, e.g. the users a
+    ``GroupKFold`` splits by, would score merged queries.
     """
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
-        if kwargs.get("groups") is None:
-            query_ids = query_ids_in(estimator, X)
-            if query_ids is not None:
-                kwargs["groups"] = query_ids
+        query_ids = query_ids_in(estimator, X)
+        if query_ids is not None:
+            kwargs["groups"] = merge_groups(kwargs.get("groups"), query_ids, query_column_of(estimator))
         return super()._score(method_caller, estimator, X, y_true, **kwargs)
 
 
@@ -643,7 +645,10 @@ def ndcg_scorer(k=10, **metric_kwargs):
     it reads the query ids from the column of ``X`` that the estimator's
     ``query_column`` names (also through a Pipeline, to its last step). When
     neither gives ids for more than one row it raises an error that names
-    both fixes, rather than scoring a whole fold as one query.
+    both fixes, rather than scoring a whole fold as one query; when both do,
+    they must split the rows into the same queries (ids routed for a
+    ``GroupKFold`` over users would score merged queries: the error says to
+    stop routing them to the scorer).
 
     Parameters
     ----------

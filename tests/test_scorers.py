@@ -249,10 +249,12 @@ def test_default_cut_offs_are_ndcg_at_10_and_map_of_the_whole_list(routing):
     assert map_scorer()(model, X, y, groups=qid) == map_score(y, s, groups=qid)
 
 
-def test_routed_groups_take_precedence_over_the_query_column(routing):
-    """The scorer reads query ids from the estimator's query_column only
-    when none were routed; routed ids, here one query per pair of column
-    ids, are the ones scored."""
+def test_routed_groups_must_split_the_rows_as_the_query_column_does(routing):
+    """The scorer reads query ids from the estimator's query_column; ids
+    routed as well are checked against them, as the estimator's own score
+    does. Coarser ones (one query per pair of column ids, e.g. the users a
+    GroupKFold splits by, routed to the scorer too) scored merged queries
+    without a word; ids that map one to one onto the column score alike."""
     X, y, qid = _long_queries(1)
     with_column = np.column_stack([qid, X])
     ranker = LambdaRankRanker(query_column=0, hidden_layer_sizes=(), max_iter=2, random_state=0,
@@ -260,6 +262,9 @@ def test_routed_groups_take_precedence_over_the_query_column(routing):
     s = ranker.predict(with_column)
     coarse = qid // 2
     assert ndcg_score(y, s, groups=coarse, k=10) != ndcg_score(y, s, groups=qid, k=10)
-    scorer = ndcg_scorer(10)
-    assert scorer(ranker, with_column, y) == ndcg_score(y, s, groups=qid, k=10)  # from the column
-    assert scorer(ranker, with_column, y, groups=coarse) == ndcg_score(y, s, groups=coarse, k=10)
+    for scorer in (ndcg_scorer(10), map_scorer()):
+        by_column = scorer(ranker, with_column, y)
+        assert scorer(ranker, with_column, y, groups=qid + 1000) == by_column  # renamed ids
+        with pytest.raises(ValueError, match=r"put the rows in different queries.*set_score_request\(groups=False\)"):
+            scorer(ranker, with_column, y, groups=coarse)
+    assert ndcg_scorer(10)(ranker, with_column, y) == ndcg_score(y, s, groups=qid, k=10)
