@@ -238,8 +238,8 @@ class InputScaling:
             return self.rows(gather_rows(X, index), slice(None))
         if self.kind in ("standard", "piecewise") and _has_kernel_dtype(X):
             if not _gathers_in_one_pass(X, index):
-                # Fortran order (a DataFrame's values), read-only (joblib's
-                # memory maps), strided: the rows copied into C order first,
+                # Fortran order (a DataFrame's values), read-only (pandas 3,
+                # a memory map), strided: the rows copied into C order first,
                 # one pass over the raw rows, then the fused pass (numpy's six
                 # passes over the wider encoded block took twice as long).
                 X, index = np.require(X[index], requirements=["C", "W"]), slice(None)

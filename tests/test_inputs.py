@@ -185,7 +185,7 @@ def _read_only(X):
 
 LAYOUTS = {
     "fortran": np.asfortranarray,  # a DataFrame's values when read from a file
-    "read-only": _read_only,  # joblib's memory maps in GridSearchCV(n_jobs=...)
+    "read-only": _read_only,  # pandas 3's values, np.load(path, mmap_mode="r")
     "strided": lambda X: np.repeat(X, 2, axis=0)[::2],
     "dataframe": lambda X: __import__("pandas").DataFrame(X),
 }
