@@ -76,7 +76,9 @@ def _check_memory_for(n_rows, n_features):
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (AttributeError, ValueError, OSError):  # not POSIX
         return
-    needed = n_rows * n_features * 8
+    # Python ints: numpy integers (make_ranking takes them) would multiply in
+    # their own width and wrap around, letting a huge call through.
+    needed = int(n_rows) * int(n_features) * 8
     if memory > 0 and needed > memory:
         raise MemoryError(
             f"make_ranking would need at least {needed / 2**30:,.1f} GiB for X ({n_rows:,} rows, "
@@ -343,7 +345,7 @@ def make_ranking(
         raise ValueError(
             f"min_docs={min_docs} must not exceed max_docs={max_docs}."
         )
-    _check_memory_for(n_queries * min_docs, n_features)
+    _check_memory_for(int(n_queries) * int(min_docs), n_features)
     rng = check_random_state(random_state)
     problem = _make_problem(n_features, n_informative)
 

@@ -593,3 +593,15 @@ def test_a_problem_larger_than_memory_is_refused_at_once():
     # features in Python before numpy would refuse X, for hours here.
     with pytest.raises(MemoryError, match=r"at least 3,725,290\.3 GiB for X \(500 rows.*Ask for fewer"):
         make_ranking(n_queries=100, n_features=10**12, min_docs=5)
+
+
+@pytest.mark.skipif(not hasattr(os, "sysconf"), reason="the memory check reads POSIX sysconf")
+@pytest.mark.parametrize("scalar, n_features", [(np.int32, 10**9), (np.int64, 2**60)])
+def test_the_memory_check_takes_numpy_integers_without_overflow(scalar, n_features):
+    # Sizes given as numpy integers multiplied in their own width: int32
+    # wrapped around, the check passed and the call walked 10**9 features
+    # (a hang); int64 leaked numpy's "array is too big".
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        with pytest.raises(MemoryError, match="Ask for fewer"):
+            make_ranking(scalar(100), n_features=scalar(n_features), min_docs=scalar(5))
