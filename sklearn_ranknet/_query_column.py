@@ -142,16 +142,24 @@ def features_and_groups(X, groups, query_column, fitted=None):
     ``predict``: an X without the column is then named as such, not read as
     one feature short, nor its first feature as query ids."""
     X, query_ids = split_query_column(X, query_column)
+    check_features_left(X, query_column, fitted)
+    return X, merge_groups(groups, query_ids, query_column)
+
+
+def check_features_left(features, query_column, fitted=None):
+    """The checks of a fit's ``features`` (X without its query column):
+    as wide as ``fitted``'s input when a fit continues it (see
+    :func:`check_width_with_column`), and at least one feature beside the
+    query column. Said here: a DataFrame left without columns reaches numpy
+    as no dtype at all ("at least one array or dtype is required"), and
+    the Dask rankers would meet the empty rows only on a worker."""
     if fitted is not None:
-        check_width_with_column(X, query_column, fitted)
-    if query_column is not None and X.shape[1] == 0:
-        # Said here: a DataFrame left without columns reaches numpy as no
-        # dtype at all ("at least one array or dtype is required").
+        check_width_with_column(features, query_column, fitted)
+    if query_column is not None and features.shape[1] == 0:
         raise ValueError(
             f"X holds only the query column (query_column={query_column!r}), no feature "
             "to rank by: give X the feature columns too."
         )
-    return X, merge_groups(groups, query_ids, query_column)
 
 
 def merge_groups(groups, query_ids, query_column):

@@ -92,7 +92,7 @@ from ._base import check_groups_for_score
 from ._groups import QueryGroups, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
-from ._query_column import merge_groups, missing_ids_fixes, split_query_column
+from ._query_column import check_features_left, merge_groups, missing_ids_fixes, split_query_column
 from ._ranknet import RankNetRanker
 from ._training import SCORE_K
 from ._validation import float_column
@@ -652,6 +652,9 @@ class _DaskRanker:
         y_dtype = frame._meta[_Y].dtype
         if _numpy_dtype(y_dtype).kind not in "biuf":
             raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got dtype {y_dtype}.")
+        # As in memory, before scikit-learn's checks, which would count the
+        # features left (or meet none only on a worker).
+        check_features_left(meta_features, self.query_column, None if first_call else self)
         _check_n_features(self, meta_features, reset=first_call)
         _check_feature_names(self, meta_features, reset=first_call)
         if not first_call:

@@ -8,6 +8,7 @@ import concurrent.futures
 import logging
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
@@ -927,3 +928,27 @@ def test_a_dataframe_with_one_float64_column_trains_in_float64(client, data):  #
     from sklearn_ranknet import RankNetRanker
 
     assert quiet_fit(RankNetRanker(**QUICK), frame, y, groups=qid).coefs_[0].dtype == np.float64
+
+
+def test_query_column_errors_are_the_in_memory_ones(client, data):
+    """X reduced to its query column has nothing to rank by, and a warm
+    start on X without its query column is one column short: a shard
+    leaked scikit-learn's "Found array with 0 feature(s) (shape=(..., 0))"
+    with a partition's row count, and the warm start counted the features
+    left after reading the first feature as query ids."""
+    X, y, qid = data
+    dy = da.from_array(y, chunks=500)
+    frame = dd.from_pandas(pd.DataFrame({"qid": qid}), npartitions=2)
+    for only_ids, query_column in [(da.from_array(qid[:, None].astype(float), chunks=(500, 1)), 0),
+                                   (frame, "qid")]:
+        y_parts = dy if query_column == 0 else dd.from_pandas(pd.Series(y), npartitions=2)
+        with pytest.raises(ValueError, match=re.escape(
+            f"X holds only the query column (query_column={query_column!r}), no feature"
+        )):
+            skd.DaskRankNetRanker(query_column=query_column, **QUICK).fit(only_ids, y_parts)
+    with_ids = da.from_array(np.c_[qid, X], chunks=(500, -1))
+    ranker = quiet_fit(skd.DaskRankNetRanker(query_column=0, warm_start=True, **{**QUICK, "max_iter": 1}), with_ids, dy)
+    with pytest.raises(ValueError, match=re.escape(
+        f"X has {X.shape[1]} columns, but DaskRankNetRanker with query_column=0 expects {X.shape[1] + 1}"
+    )):
+        ranker.fit(da.from_array(X, chunks=(500, -1)), dy)
