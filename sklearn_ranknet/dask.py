@@ -167,9 +167,11 @@ def _feature_dtype(meta_features):
     return np.float32 if dtypes and all(_numpy_dtype(d) == np.float32 for d in dtypes) else np.float64
 
 
-def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, features, y_name):
+def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, features, y_name,
+                score_name):
     """One partition of the zipped frame: features f0.. (when ``features``),
-    label, score, query id, weight, and where each row came from."""
+    label, score, query id, weight, and where each row came from. ``y_name``
+    and ``score_name`` are the caller's names of the labels and scores."""
     ids = None
     if X is not None:
         if not hasattr(X, "iloc"):
@@ -177,7 +179,7 @@ def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, fe
         if query_column is not None:
             X, ids = split_query_column(X, query_column)
     groups = merge_groups(None if groups is None else np.asarray(groups).ravel(), ids, query_column)
-    given = {"X": X, "y": y, "groups": groups, "sample_weight": weights, "y_score": scores}
+    given = {"X": X, y_name: y, "groups": groups, "sample_weight": weights, score_name: scores}
     lengths = {name: len(v) for name, v in given.items() if v is not None}
     if len(set(lengths.values())) > 1:
         sizes = ", ".join(f"{name} {n}" for name, n in lengths.items())
@@ -209,10 +211,12 @@ def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, fe
 
 
 def _zipped(*, X=None, y=None, groups=None, sample_weight=None, y_score=None, query_column=None,
-            features=False, y_name="y"):
+            features=False, y_name="y", score_name="y_score"):
     """One dask DataFrame of the given collections, zipped partition by
-    partition, X's features' meta (or None) and their dtype."""
-    given = {"X": X, y_name: y, "groups": groups, "sample_weight": sample_weight, "y_score": y_score}
+    partition, X's features' meta (or None) and their dtype. ``y_name`` and
+    ``score_name`` name ``y`` and ``y_score`` in the messages as the caller
+    knows them."""
+    given = {"X": X, y_name: y, "groups": groups, "sample_weight": sample_weight, score_name: y_score}
     parts, metas = {}, {}
     for name, collection in given.items():
         if collection is not None:
@@ -253,7 +257,8 @@ def _zipped(*, X=None, y=None, groups=None, sample_weight=None, y_score=None, qu
         meta_features = split_query_column(metas["X"], query_column)[0]
         if features:
             dtype = _feature_dtype(meta_features)
-    options = {"query_column": query_column, "dtype": dtype, "features": features, "y_name": y_name}
+    options = {"query_column": query_column, "dtype": dtype, "features": features, "y_name": y_name,
+               "score_name": score_name}
     names = list(given)
 
     def pieces(index, source):
@@ -318,14 +323,18 @@ def _computed(client, *collections):
 
 
 def _query_mean(metric, y_true, y_score, *, groups, sample_weight, k, gain, ignore_ties,
-                empty_query_score, partitioned_by_query, X=None, query_column=None, client=None):
+                empty_query_score, partitioned_by_query, X=None, query_column=None, client=None,
+                names=("y_true", "y_score")):
     """Mean over queries of a metric on dask collections: co-located, per
     query values on each partition, the mean on the client (computed on
-    ``client``, or the default scheduler when None)."""
+    ``client``, or the default scheduler when None). ``names`` are the
+    caller's names of ``y_true`` and ``y_score``, for the messages (a
+    ranker's ``score`` gets ``y`` and scores it made from ``X``)."""
+    y_name, score_name = names
     frame, _, _ = _zipped(X=X, y=y_true, groups=groups, sample_weight=sample_weight, y_score=y_score,
-                          query_column=query_column, y_name="y" if X is not None else "y_true")
+                          query_column=query_column, y_name=y_name, score_name=score_name)
     if _numpy_dtype(frame._meta[_Y].dtype).kind not in "biuf":
-        raise ValueError(f"y_true must hold numeric labels; got dtype {frame._meta[_Y].dtype}.")
+        raise ValueError(f"{y_name} must hold numeric labels; got dtype {frame._meta[_Y].dtype}.")
     parts = _colocated(frame, partitioned_by_query)
     weighted = sample_weight is not None
     tasks = [dask.delayed(_query_values, pure=True)(p, metric, k, gain, ignore_ties, weighted)
@@ -333,7 +342,7 @@ def _query_mean(metric, y_true, y_score, *, groups, sample_weight, k, gain, igno
     results = _computed(client, *tasks)
     ids = np.concatenate([r[0] for r in results])
     if len(ids) == 0:
-        raise ValueError("y_true and y_score are empty; there is nothing to rank.")
+        raise ValueError(f"{y_name} and {score_name} are empty; there is nothing to rank.")
     order = np.argsort(ids, kind="stable")
     partition_of = np.repeat(np.arange(len(results)), [len(r[0]) for r in results])[order]
     _dask_training.check_disjoint(ids[order], partition_of, partitioned_by_query)
@@ -736,7 +745,7 @@ class _DaskRanker:
             gain=getattr(self, "gain", "exponential"), ignore_ties=False, empty_query_score=1.0,
             partitioned_by_query=self.partitioned_by_query,
             X=X if self.query_column is not None else None, query_column=self.query_column,
-            client=self.client,
+            client=self.client, names=("y", "predict(X)"),
         )
 
 

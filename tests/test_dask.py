@@ -952,3 +952,21 @@ def test_query_column_errors_are_the_in_memory_ones(client, data):
         f"X has {X.shape[1]} columns, but DaskRankNetRanker with query_column=0 expects {X.shape[1] + 1}"
     )):
         ranker.fit(da.from_array(X, chunks=(500, -1)), dy)
+
+
+def test_score_errors_name_the_rankers_own_arguments(client, data):
+    """ranker.score(X, y) reported y partitioned unlike X in the metric's
+    names, "y_true" and "y_score" (scores the user never gave), on the
+    client and on the workers alike."""
+    X, y, qid = data
+    ranker = quiet_fit(skd.DaskRankNetRanker(**{**QUICK, "max_iter": 1}), *chunked(X, y, qid, chunks=500))
+    dX, dq = chunked(X, qid, chunks=500)
+    dy = da.from_array(y, chunks=400)  # known chunks: seen on the client
+    with pytest.raises(ValueError, match=r"matching partitions, but y has \d+, groups has \d+, predict\(X\) has \d+\.") as error:
+        ranker.score(dX, dy, groups=dq.rechunk(400))
+    assert "y_true" not in str(error.value) and "y_score" not in str(error.value)
+    frame = dd.from_pandas(pd.DataFrame({"y": y, "qid": qid}), npartitions=dX.numblocks[0])
+    with pytest.raises(ValueError, match=r"does not match across the inputs \(rows: y \d+, groups \d+, predict\(X\) \d+\)"):
+        ranker.score(dX, frame["y"], groups=frame["qid"])  # same count, other cuts: seen on a worker
+    with pytest.raises(ValueError, match=r"^y must hold numeric"):
+        ranker.score(dX, da.from_array(y.astype(str), chunks=500), groups=dq)
