@@ -152,7 +152,9 @@ def _check_one_id_type(given, input_name):
         )
 
 
-def _check_no_missing(groups, input_name):
+def _check_no_missing(groups, input_name, partition=None):
+    """Refuse missing ids; ``partition``, the index of the Dask partition
+    ``groups`` come from (their rows counted within it), or None."""
     if groups.dtype.kind == "f":
         bad = ~np.isfinite(groups)
     elif groups.dtype.kind in "mM":  # dates and durations: NaT is missing
@@ -164,8 +166,8 @@ def _check_no_missing(groups, input_name):
     if bad.any():
         raise ValueError(
             f"{input_name} contains NaN or infinite query ids (first at row "
-            f"{int(np.flatnonzero(bad)[0])}; NaT, None and pandas.NA are missing "
-            "ids too); every row needs a query id."
+            f"{int(np.flatnonzero(bad)[0])}{'' if partition is None else f' of partition {partition}'}; "
+            "NaT, None and pandas.NA are missing ids too); every row needs a query id."
         )
 
 

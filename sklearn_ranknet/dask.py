@@ -89,7 +89,7 @@ from sklearn.utils.validation import _check_feature_names, _check_n_features, ch
 from . import _dask_training
 from . import metrics as _metrics
 from ._base import check_groups_for_score
-from ._groups import QueryGroups, query_weights
+from ._groups import QueryGroups, _check_no_missing, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
 from ._query_column import check_features_left, merge_groups, missing_ids_fixes, split_query_column
@@ -179,6 +179,13 @@ def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, fe
         if query_column is not None:
             X, ids = split_query_column(X, query_column)
     groups = merge_groups(None if groups is None else np.asarray(groups).ravel(), ids, query_column)
+    if groups is not None:
+        # Here, in input order: after the shuffle a row's place says nothing.
+        # pandas' vectorised test first, as the full check reads object ids
+        # one by one (0.3 s a million rows).
+        ids = np.asarray(groups)
+        if pd.isna(ids).any() or (ids.dtype.kind == "f" and not np.isfinite(ids).all()):
+            _check_no_missing(ids, "groups", partition=index)
     given = {"X": X, y_name: y, "groups": groups, "sample_weight": weights, score_name: scores}
     lengths = {name: len(v) for name, v in given.items() if v is not None}
     if len(set(lengths.values())) > 1:
