@@ -607,9 +607,11 @@ class _QueryScorer(_Scorer):
     """
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
-        query_ids = query_ids_in(estimator, X)
-        if query_ids is not None:
-            kwargs["groups"] = merge_groups(kwargs.get("groups"), query_ids, query_column_of(estimator))
+        # Asked first without X: reading the ids sends X through a
+        # Pipeline's transformers, work wasted when no step reads a column.
+        query_column = query_column_of(estimator)
+        if query_column is not None:
+            kwargs["groups"] = merge_groups(kwargs.get("groups"), query_ids_in(estimator, X), query_column)
         return super()._score(method_caller, estimator, X, y_true, **kwargs)
 
 

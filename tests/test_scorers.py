@@ -249,6 +249,27 @@ def test_default_cut_offs_are_ndcg_at_10_and_map_of_the_whole_list(routing):
     assert map_scorer()(model, X, y, groups=qid) == map_score(y, s, groups=qid)
 
 
+def test_a_pipeline_without_a_query_column_is_transformed_once_per_score(routing):
+    """The scorer looks for a query column without sending X through the
+    Pipeline's transformers: it ran them a second time on every call (once
+    for predict, once to find no column) while checking routed ids."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y, qid = _long_queries(1)
+    calls = []
+
+    def counted(block):
+        calls.append(len(block))
+        return block
+
+    pipe = make_pipeline(FunctionTransformer(counted),
+                         LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, random_state=0, n_jobs=1))
+    pipe.fit(X, y, groups=qid)
+    calls.clear()
+    assert ndcg_scorer(10)(pipe, X, y, groups=qid) == ndcg_score(y, pipe.predict(X), groups=qid, k=10)
+    assert calls == [len(X), len(X)]  # the scorer's predict, then the reference's
+
+
 def test_routed_groups_must_split_the_rows_as_the_query_column_does(routing):
     """The scorer reads query ids from the estimator's query_column; ids
     routed as well are checked against them, as the estimator's own score
