@@ -84,7 +84,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _check_feature_names, _check_n_features, check_is_fitted
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_n_features,
+    _get_feature_names,
+    check_is_fitted,
+)
 
 from . import _dask_training
 from . import metrics as _metrics
@@ -92,7 +97,13 @@ from ._base import check_groups_for_score
 from ._groups import QueryGroups, _check_no_missing, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
-from ._query_column import check_features_left, merge_groups, missing_ids_fixes, split_query_column
+from ._query_column import (
+    check_features_left,
+    check_width_with_column,
+    merge_groups,
+    missing_ids_fixes,
+    split_query_column,
+)
 from ._ranknet import RankNetRanker
 from ._training import SCORE_K
 from ._validation import float_column
@@ -696,16 +707,17 @@ class _DaskRanker:
             (``scores.compute_chunk_sizes()``).
         """
         check_is_fitted(self, "coefs_")
-        model = self.to_local()
         if isinstance(X, da.Array):
             if X.ndim != 2:
                 raise ValueError(f"X must be a 2-D dask array; got shape {X.shape}.")
             if X.numblocks[1] > 1:
                 X = X.rechunk({1: -1})
+            model = self._partition_model(np.empty((0, X.shape[1]), dtype=X.dtype))
             dtype = _scores_dtype(self.coefs_[0].dtype, [X.dtype])
             return X.map_blocks(_predict_rows, model, dtype, drop_axis=1, dtype=dtype,
                                 meta=np.empty((0,), dtype=dtype))
         if isinstance(X, dd.DataFrame):
+            model = self._partition_model(X._meta)
             # The query column, which the model drops, has no say in the dtype.
             features = split_query_column(X._meta, self.query_column)[0]
             dtype = _scores_dtype(self.coefs_[0].dtype, features.dtypes)
@@ -715,6 +727,32 @@ class _DaskRanker:
             f"X must be a dask Array or DataFrame; got {type(X).__name__}. For data in memory "
             "use to_local().predict(X)."
         )
+
+    def _partition_model(self, meta):
+        """The in-memory model that scores each partition of an ``X`` like
+        ``meta`` (its empty form), after ``X``'s columns are checked here.
+
+        The in-memory checks run on the client, when ``predict`` is called:
+        a wrong width or foreign column names raise there, naming this class,
+        and a mismatch of named and unnamed columns warns once, as in memory.
+        On the workers each partition would warn again (or, on worker
+        processes, the warning would be lost). Having passed these checks,
+        the columns are the fitted ones in order, so the copy that goes to
+        the workers takes ``X``'s names (or none) and warns no more.
+        """
+        if any(isinstance(n, float) and np.isnan(n) for n in meta.shape):
+            return self.to_local()  # unknown width: each partition checks its own
+        features = split_query_column(meta, self.query_column)[0]
+        check_width_with_column(features, self.query_column, self)
+        _check_n_features(self, features, reset=False)
+        _check_feature_names(self, features, reset=False)
+        model = self.to_local()
+        names = _get_feature_names(features)
+        if names is None:
+            model.__dict__.pop("feature_names_in_", None)
+        else:
+            model.feature_names_in_ = names
+        return model
 
     def score(self, X, y, groups=None, sample_weight=None):
         """Mean NDCG@10 over queries of ``predict(X)``, computed on the cluster.

@@ -497,6 +497,36 @@ def test_query_column_of_a_dataframe_gives_the_same_model(client, data):
     )
 
 
+def test_predict_checks_columns_on_the_client_as_in_memory(client, data):
+    # The workers are processes here: a check left to them would warn where
+    # nobody sees it, or fail only at compute time, naming the in-memory class.
+    X, y, qid = data
+    names = [f"x{j}" for j in range(X.shape[1])]
+    dX, dy, dq = chunked(X, y, qid, chunks=450)
+    unnamed = quiet_fit(skd.DaskRankNetRanker(**QUICK), dX, dy, groups=dq)
+    frame = pd.DataFrame(X, columns=names).assign(qid=qid, y=y)
+    ddf = dd.from_pandas(frame, npartitions=3)
+    with pytest.warns(UserWarning, match="has feature names, but DaskRankNetRanker was fitted without") as seen:
+        scores = unnamed.predict(ddf[names])
+    assert len(seen) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the workers' copies do not repeat it
+        np.testing.assert_allclose(scores.compute(), unnamed.to_local().predict(X), rtol=1e-12, atol=1e-12)
+
+    named = quiet_fit(skd.DaskRankNetRanker(**QUICK), ddf[names], ddf["y"], groups=ddf["qid"])
+    with pytest.warns(UserWarning, match="does not have valid feature names, but DaskRankNetRanker"):
+        named.predict(dX)
+    with pytest.raises(ValueError, match="feature names should match"):
+        named.predict(ddf[names[::-1]])  # raised here, not at compute time
+    with pytest.raises(ValueError, match="X has 9 features, but DaskRankNetRanker is expecting 10"):
+        unnamed.predict(dX[:, 1:])
+    by_column = quiet_fit(skd.DaskRankNetRanker(query_column="qid", **QUICK), ddf[names + ["qid"]], ddf["y"])
+    with pytest.raises(ValueError, match="query_column='qid' names a column, but X has no column names"):
+        by_column.predict(dX)
+    with pytest.raises(ValueError, match="X has 10 columns, but DaskRankNetRanker with query_column='qid' expects 11"):
+        by_column.predict(ddf[names[1:] + ["qid"]])
+
+
 def test_partitioned_by_query_skips_the_shuffle_and_is_checked(client, data):
     X, y, qid = data
     dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 2))
@@ -753,7 +783,7 @@ def test_predict_and_score_skip_empty_partitions(client, data):
     """Filtering a dask DataFrame leaves empty partitions; predict and score
     must give the rows that are left what the local model gives them."""
     X, y, qid = data
-    frame = dd.from_pandas(pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])]), npartitions=3)
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=3)  # no names, as the fit's X
     keep = np.arange(len(y)) < len(y) // 3  # the last partitions end up empty
     filtered = frame[dd.from_pandas(pd.Series(keep), npartitions=3)]
     assert 0 in filtered.map_partitions(len).compute().tolist()
