@@ -289,3 +289,24 @@ def test_routed_groups_must_split_the_rows_as_the_query_column_does(routing):
         with pytest.raises(ValueError, match=r"put the rows in different queries.*set_score_request\(groups=False\)"):
             scorer(ranker, with_column, y, groups=coarse)
     assert ndcg_scorer(10)(ranker, with_column, y) == ndcg_score(y, s, groups=qid, k=10)
+
+
+@pytest.mark.parametrize("metric", [ndcg_score, map_score])
+def test_make_scorer_of_a_metric_without_groups_names_the_scorer(metric):
+    """make_scorer(ndcg_score) given as scoring= with routing off passes the
+    metric no groups: each fold was scored as one query under a warning to
+    "pass groups=", which the user cannot do there. The warning names the
+    scorer that reads the ids; with routing on and groups requested, the
+    user's own scorer scores query by query."""
+    X, y, qid = _ranking_data(seed=8)
+    cv = GroupKFold(n_splits=3)
+    scorer = {ndcg_score: "ndcg_scorer", map_score: "map_scorer"}[metric]
+    with pytest.warns(UserWarning, match=rf"{metric.__name__} got no groups from the scikit-learn scorer.*"
+                                         rf"scoring={scorer}\(\).*set_score_request\(groups=True\)"):
+        cross_validate(Ridge(), X, y, groups=qid, cv=cv, scoring=make_scorer(metric, k=5))
+    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = cross_validate(Ridge(), X, y, cv=cv, params={"groups": qid},
+                                scoring=make_scorer(metric, k=5).set_score_request(groups=True))
+    expected = _manual_fold_scores(Ridge(), X, y, qid, cv, metric, k=5)
+    np.testing.assert_allclose(result["test_score"], expected, rtol=0, atol=1e-12)
