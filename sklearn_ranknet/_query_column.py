@@ -30,8 +30,10 @@ ROUTING_ON_FIXES = (
     "score (GridSearchCV(...).fit(X, y, groups=qid), cross_validate(..., "
     "params={'groups': qid})), and keep the ranker's requests for them "
     "(set_fit_request and set_score_request replace them; the rankers ask for "
-    "groups by default). Or keep the query ids in a column of X and name it "
-    "with the ranker's query_column parameter."
+    "groups by default). A meta-estimator around the ranker that requests "
+    "nothing passes none (scikit-learn's FrozenEstimator: score it with "
+    "scoring=ndcg_scorer(10), which requests them itself). Or keep the query "
+    "ids in a column of X and name it with the ranker's query_column parameter."
 )
 
 

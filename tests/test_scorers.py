@@ -310,3 +310,21 @@ def test_make_scorer_of_a_metric_without_groups_names_the_scorer(metric):
                                 scoring=make_scorer(metric, k=5).set_score_request(groups=True))
     expected = _manual_fold_scores(Ridge(), X, y, qid, cv, metric, k=5)
     np.testing.assert_allclose(result["test_score"], expected, rtol=0, atol=1e-12)
+
+
+def test_a_frozen_ranker_under_routing_is_scored_by_the_scorer(routing):
+    """FrozenEstimator requests no metadata, so with routing on its default
+    score (the ranker's) gets no groups however they are passed. The error
+    told the user to pass groups and keep the ranker's requests, both
+    already done; it now names the wrapper and the scorer that works."""
+    from sklearn.frozen import FrozenEstimator
+
+    X, y, qid = _long_queries(2)
+    ranker = LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, random_state=0, n_jobs=1).fit(X, y, groups=qid)
+    cv = GroupKFold(n_splits=3)
+    with pytest.raises(ValueError, match=r"requests nothing.*FrozenEstimator.*scoring=ndcg_scorer\(10\)"):
+        cross_validate(FrozenEstimator(ranker), X, y, cv=cv, params={"groups": qid}, error_score="raise")
+    result = cross_validate(FrozenEstimator(ranker), X, y, cv=cv, params={"groups": qid}, scoring=ndcg_scorer(10))
+    expected = [ndcg_score(y[test], ranker.predict(X[test]), groups=qid[test], k=10)
+                for _, test in cv.split(X, y, qid)]
+    np.testing.assert_allclose(result["test_score"], expected, rtol=0, atol=1e-12)
