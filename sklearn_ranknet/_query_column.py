@@ -62,6 +62,7 @@ def _column_position(X, query_column, n_columns):
             raise ValueError(
                 f"query_column={query_column!r} {found} column of X; its columns are "
                 f"{list(X.columns)[:20]}{' ...' if len(X.columns) > 20 else ''}."
+                + (_prefixed_name_hint(X.columns, query_column) if len(matches) == 0 else "")
             )
         return int(matches[0])
     if isinstance(query_column, (bool, np.bool_)):
@@ -74,6 +75,23 @@ def _column_position(X, query_column, n_columns):
             f"query_column={query_column} is out of range for X with {n_columns} columns."
         )
     return int(query_column) % n_columns
+
+
+def _prefixed_name_hint(columns, query_column):
+    """Advice when ``query_column`` is missing from ``columns`` because a
+    ColumnTransformer (or FeatureUnion) in front of the ranker prefixed it
+    (``"qid"`` became ``"id__qid"``), or an empty string. The list of
+    columns in the message stops at 20, where the id column, passed through
+    last, was not shown."""
+    prefixed = [name for name in columns if isinstance(name, str) and name.endswith(f"__{query_column}")]
+    if not prefixed:
+        return ""
+    return (
+        f" The column {prefixed[0]!r} may hold it: a ColumnTransformer or FeatureUnion "
+        "prefixes its outputs' names with the transformer's. Give "
+        f"query_column={prefixed[0]!r}, or build the ColumnTransformer with "
+        "verbose_feature_names_out=False to keep the names."
+    )
 
 
 def column_position(X, query_column):

@@ -302,6 +302,37 @@ def test_scorer_reads_the_ids_where_the_ranker_does_behind_a_column_transformer(
     np.testing.assert_array_equal(got.importances, expected.importances)
 
 
+def test_a_column_transformer_prefixing_the_id_column_is_named_in_the_error():
+    """A ColumnTransformer that passes the id column through by name, with
+    pandas output, renames it "id__qid" (verbose_feature_names_out=True,
+    its default). The error listed X's first 20 columns, the scaled
+    features, and stopped before the id column: it now names that column
+    and both fixes, and either fix scores as routing does."""
+    from sklearn.compose import ColumnTransformer
+
+    X, y, qid = _data()
+    wide = np.column_stack([X] * 5)  # 25 features: the id column is past the 20 listed
+    frame = _frame(wide, qid, position=0)
+    features = [name for name in frame.columns if name != "qid"]
+
+    def pipeline(verbose_names, query_column):
+        transformer = ColumnTransformer(
+            [("scale", StandardScaler(), features), ("id", "passthrough", ["qid"])],
+            verbose_feature_names_out=verbose_names,
+        ).set_output(transform="pandas")
+        return make_pipeline(transformer, LambdaRankRanker(query_column=query_column, **FAST))
+
+    with pytest.raises(ValueError, match=r"'id__qid' may hold it.*query_column='id__qid'.*"
+                                         r"verbose_feature_names_out=False"):
+        pipeline(True, "qid").fit(frame, y)
+    on = _routing_on_scores(make_pipeline(StandardScaler(), LambdaRankRanker(**FAST)), wide, y, qid, ndcg_scorer(10))
+    for fixed in (pipeline(True, "id__qid"), pipeline(False, "qid")):
+        with sklearn.config_context(enable_metadata_routing=False):
+            off = cross_validate(fixed, frame, y, groups=qid, cv=GroupKFold(3), scoring=ndcg_scorer(10),
+                                 error_score="raise")
+        np.testing.assert_allclose(off["test_score"], on["test_score"], rtol=0, atol=NDCG_ATOL)
+
+
 def test_bagging_ranker_query_column():
     X, y, qid = _data()
     with_column = np.column_stack([qid, X])
