@@ -518,8 +518,11 @@ def _no_groups_message(n_rows):
             "and the predictions, unless metadata routing is on and the scorer requests "
             f"groups. Pass scoring={scorer}() instead (e.g. {scorer}(k=10)): it takes the "
             "query ids from routing or from the ranker's query_column, and refuses to "
-            "score without them. Or turn routing on and request them: "
-            f"make_scorer({metric}, ...).set_score_request(groups=True)."
+            "score without them. Or "
+            + ("" if _routing_enabled() else "turn routing on, ")
+            + f"request the ids, make_scorer({metric}, ...).set_score_request(groups=True), "
+            "and pass them: cross_validate(..., params={'groups': qid}) or "
+            "GridSearchCV(...).fit(X, y, groups=qid)."
         )
     return (
         f"No groups were given, so all {n_rows} rows are scored as one "

@@ -310,6 +310,17 @@ def test_make_scorer_of_a_metric_without_groups_names_the_scorer(metric):
                                 scoring=make_scorer(metric, k=5).set_score_request(groups=True))
     expected = _manual_fold_scores(Ridge(), X, y, qid, cv, metric, k=5)
     np.testing.assert_allclose(result["test_score"], expected, rtol=0, atol=1e-12)
+    # Routing on, but the scorer requests nothing (and a KFold needs no
+    # ids): the advice is to request and pass them, not to turn routing on.
+    from sklearn.model_selection import KFold
+
+    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cross_validate(Ridge(), X, y, cv=KFold(2), scoring=make_scorer(metric, k=5))
+    advice = {str(w.message).split("refuse")[-1] for w in caught if "got no groups" in str(w.message)}
+    assert len(advice) == 1
+    assert "set_score_request(groups=True), and pass them" in advice.pop()
+    assert not any("turn routing on" in str(w.message) for w in caught)
 
 
 def test_a_frozen_ranker_under_routing_is_scored_by_the_scorer(routing):
