@@ -203,12 +203,14 @@ class BaseRanker(BaseEstimator):
             training objective, and to the early-stopping score, is scaled
             by its weight (a weighted mean over queries), as in XGBoost's and
             LightGBM's rankers. ``None`` weighs queries equally. Weights
-            are relative: a common factor changes nothing (the ``alpha``
-            penalty counts the queries with a positive weight, not their
-            total weight). A query of weight 0 is as if left out of what
-            follows the data (the input scaling's statistics and the "auto"
-            values); it only shares the minibatches, and so the random
-            draws, of the others.
+            are relative (divided by the largest; the ``alpha`` penalty
+            counts the queries with a positive weight, not their total
+            weight): a common factor that is a power of two changes no bit
+            of the model, any other only the rounding of the weights'
+            ratios, and so the model's last bits. A query of weight 0 is as
+            if left out of what follows the data (the input scaling's
+            statistics and the "auto" values); it only shares the
+            minibatches, and so the random draws, of the others.
 
         Returns
         -------
@@ -253,9 +255,9 @@ class BaseRanker(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, as in :meth:`fit`: they weigh this call's queries
             against each other, not the call against the others (a factor
-            common to all of them changes nothing, as in
-            ``MLPRegressor.partial_fit``). Every call moves the model by
-            steps of ``learning_rate_init``.
+            common to all of them changes nothing but rounding, as in
+            :meth:`fit` and ``MLPRegressor.partial_fit``). Every call moves
+            the model by steps of ``learning_rate_init``.
 
         Returns
         -------

@@ -271,7 +271,8 @@ def _l2_strength(ranker, data, n_rows):
     best penalty fell about tenfold from 150 to 1,000 training queries on
     MSLR-shaped data (benchmarks/results/tune_defaults.md, sixth look).
     The queries are counted, not their weights: weights stay relative (a
-    common factor changes nothing), a weight of 0 leaves a query out, and
+    common factor changes nothing but the rounding of their ratios), a
+    weight of 0 leaves a query out, and
     frequency weights (a query's traffic) do not switch the penalty off
     as if the same few queries were thousands of independent ones.
     """

@@ -133,6 +133,28 @@ def test_unit_weights_train_the_unweighted_model(Ranker):
     assert_same_training(scaled.predict(X), plain.predict(X))
 
 
+@pytest.mark.parametrize("Ranker", [RankNetRanker, LambdaRankRanker, ListNetRanker])
+def test_a_common_factor_of_uneven_weights_changes_only_rounding(Ranker):
+    """The weights are divided by the largest. A power of two scales every
+    weight and the largest exactly, so their ratios, and the fit, keep every
+    bit; 0.1 rounds w * 0.1 (for 9 of these 24 queries the ratio comes out
+    one ulp off), so the fit may part in the last bits, no more. (Uniform
+    weights, as in the test above, have ratios of exactly 1 for any factor:
+    they cannot tell the two apart.)"""
+    X, y, qid = _data()
+    weight = _query_weights(qid, 3)
+    params = dict(max_iter=4, random_state=0, batch_size=5)
+    weighted = Ranker(**params).fit(X, y, groups=qid, sample_weight=weight)
+    for power_of_two in (0.25, 8.0, 2.0**-40):
+        scaled = Ranker(**params).fit(X, y, groups=qid, sample_weight=weight * power_of_two)
+        np.testing.assert_array_equal(scaled.predict(X), weighted.predict(X))
+        assert scaled.loss_curve_ == weighted.loss_curve_
+    groups = group_rows(qid, len(qid))
+    assert (query_weights(groups, weight * 0.1, relative=True) != query_weights(groups, weight, relative=True)).any()
+    tenth = Ranker(**params).fit(X, y, groups=qid, sample_weight=weight * 0.1)
+    assert_same_training(tenth.predict(X), weighted.predict(X))
+
+
 @pytest.mark.parametrize("Ranker", RANKERS)
 def test_one_weight_for_all_rows_is_the_unweighted_model(Ranker):
     """A scalar sample_weight, as scikit-learn's estimators take it, is every
