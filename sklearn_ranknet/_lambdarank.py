@@ -237,9 +237,10 @@ class LambdaRankRanker(BaseRanker):
     loss_curve_ : list of float
         Metric-weighted pair cross-entropy per query plus the L2 term after
         each epoch, with that epoch's final weights, on a fixed sample of
-        whole training queries: all of them when they hold at most a million
-        pairs and 10,000 rows, a random subset within those budgets
-        otherwise. Only a guide: the weights change with the ranking.
+        whole training queries of positive ``sample_weight``: all of them
+        when they hold at most a million pairs and 10,000 rows, a random
+        subset within those budgets otherwise. Only a guide: the weights
+        change with the ranking.
     loss_ : float
         The training objective after the last epoch, the last entry of
         ``loss_curve_`` (L-BFGS: at the solution it returned).

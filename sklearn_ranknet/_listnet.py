@@ -186,9 +186,10 @@ class ListNetRanker(BaseRanker):
     loss_curve_ : list of float
         Training objective (mean softmax cross-entropy per query plus the L2
         term) after each epoch, with that epoch's final weights, on a fixed
-        sample of whole training queries: all of them when they hold at most
-        10,000 rows, a random subset of that size otherwise. With L-BFGS,
-        the whole objective after each iteration.
+        sample of whole training queries of positive ``sample_weight``: all
+        of them when they hold at most 10,000 rows, a random subset of that
+        size otherwise. With L-BFGS, the whole objective after each
+        iteration.
     loss_ : float
         The training objective after the last epoch, the last entry of
         ``loss_curve_`` (L-BFGS: at the solution it returned).

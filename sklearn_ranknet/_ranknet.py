@@ -175,9 +175,10 @@ class RankNetRanker(BaseRanker):
     loss_curve_ : list of float
         Training objective (mean pair cross-entropy per query plus the L2
         term) after each epoch, with that epoch's final weights, on a fixed
-        sample of whole training queries: all of them when they hold at most
-        a million pairs and 10,000 rows, a random subset within those budgets
-        otherwise. With L-BFGS, the whole objective after each iteration.
+        sample of whole training queries of positive ``sample_weight``: all
+        of them when they hold at most a million pairs and 10,000 rows, a
+        random subset within those budgets otherwise. With L-BFGS, the whole
+        objective after each iteration.
     loss_ : float
         The training objective after the last epoch, the last entry of
         ``loss_curve_`` (L-BFGS: at the solution it returned).

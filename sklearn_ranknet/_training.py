@@ -12,7 +12,8 @@ What ``loss_curve_`` holds
 Computing a pair loss costs one logarithm per pair, ten times the gradient's
 work, so the minibatch steps ask the kernels for gradients only. After each
 epoch the objective is evaluated, with that epoch's final weights, on a fixed
-sample of whole training queries drawn once per fit: every training query
+sample of whole training queries drawn once per fit, of positive weight
+(a query of weight 0 adds nothing to the weighted mean): every such query
 while they hold at most ``LOSS_SAMPLE_PAIRS`` pairs and ``LOSS_SAMPLE_ROWS``
 rows (then ``loss_curve_`` is the exact training objective), otherwise a
 random subset within those budgets (the precedent is
@@ -176,7 +177,12 @@ class TrainingSet:
 
 
 def _loss_sample(data, random_state, make_objective):
-    """Whole queries within the loss budgets: all of them when they fit."""
+    """Whole queries of positive weight within the loss budgets: all of them
+    when they fit. A query of weight 0 adds nothing to the weighted mean:
+    in the sample it would only take budget from the others, and a sample
+    of such queries alone would make the mean 0 / 0 (a NaN loss, on which
+    the ``tol`` rule stops after its patience)."""
+    data = data.weighted
     pairs = data.objective.query_work(data.offsets)
     sizes = np.diff(data.offsets)
     if pairs.sum() <= LOSS_SAMPLE_PAIRS and sizes.sum() <= LOSS_SAMPLE_ROWS:

@@ -214,6 +214,37 @@ def test_weight_zero_is_leaving_the_query_out(Ranker, params, feature_scaling):
     assert weighted.loss_curve_[-1] == pytest.approx(without.loss_curve_[-1], rel=1e-6)
 
 
+@pytest.mark.parametrize("Ranker", [RankNetRanker, ListNetRanker])
+def test_weight_zero_queries_stay_out_of_the_loss_sample(Ranker, monkeypatch):
+    """loss_curve_ is read on a sample of whole queries within a budget of
+    rows (10,000; 30 here, so that the data can stay small). Queries of
+    weight 0 used to enter it: one drawn first, too long for the budget,
+    was the whole sample, its weighted mean 0 / 0, every loss NaN, and the
+    tol rule stopped the fit after its patience. Without them in the
+    sample the fit is the fit without those queries: one minibatch of every
+    query, to which a weight-0 query adds exact zeros, so the two differ at
+    most by the order of their sums."""
+    from sklearn_ranknet import _training
+
+    monkeypatch.setattr(_training, "LOSS_SAMPLE_ROWS", 30)
+    rng = np.random.default_rng(0)
+    sizes = [8, 8, 8, 8, 40, 40, 40, 40]  # the last four weigh 0
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.normal(size=(len(qid), 3))
+    y = (X[:, 0] > 0) + (X[:, 1] > 0.5) + 0.0
+    weight = np.where(qid >= 4, 0.0, 1.0)
+    kept = weight > 0
+    params = dict(hidden_layer_sizes=(), feature_scaling=None, batch_size=8, max_iter=20,
+                  n_iter_no_change=3, learning_rate_init=0.05, ema_momentum=0)
+    for seed in range(4):  # most of them draw a long weight-0 query first
+        weighted = Ranker(**params, random_state=seed).fit(X, y, groups=qid, sample_weight=weight)
+        without = Ranker(**params, random_state=seed).fit(X[kept], y[kept], groups=qid[kept])
+        assert np.isfinite(weighted.loss_curve_).all()
+        assert len(weighted.loss_curve_) == len(without.loss_curve_)
+        np.testing.assert_allclose(weighted.loss_curve_, without.loss_curve_, rtol=1e-9)
+        assert_same_training(weighted.predict(X), without.predict(X))
+
+
 @pytest.mark.parametrize("Ranker", RANKERS)
 def test_weight_zero_queries_do_not_move_the_auto_values(Ranker):
     """Every value the defaults resolve from the data (input noise, the
