@@ -188,6 +188,15 @@ class InputScaling:
         count, mean, squares, lowest, highest = moments
         scale = np.sqrt(squares / max(count, 1))
         overflowed = ~(np.isfinite(mean) & np.isfinite(scale))
+        if lowest is not None:
+            # Rows are centred in X's dtype (x - mean, then times 1 / scale):
+            # float32 values of both signs near its limit (3.4e38) give a
+            # deviation past it, which float64 moments do not see. The rows
+            # would turn into inf, the network's products into NaN, and the
+            # fit would end in "non-finite weights" after numpy warnings.
+            with np.errstate(over="ignore", invalid="ignore"):
+                deviation = np.maximum(highest - mean, mean - lowest)
+            overflowed |= ~(deviation <= np.finfo(dtype).max)
         if overflowed.any():
             # Values beyond ~1e154 square to inf (only raw features can).
             first = int(np.flatnonzero(overflowed)[0])

@@ -1261,6 +1261,14 @@ def _bad_data_cases():
     X_wide32 = X.astype(np.float32)
     X_wide32[:, 1] = np.where(y > 0, 2e38, -2e38)
     case("X_bins_past_float32_max", X_=X_wide32, match=r"overflow float32, the dtype of X\. Give X as float64")
+    # Standardized: float64 moments are finite, but the rows, centred in
+    # float32, reach past its limit (3.3e38 minus a mean of about -2e37):
+    # the fit ended in "non-finite weights" after numpy's NaN warnings.
+    X_far32 = X.astype(np.float32)
+    X_far32[:, 1] = np.where(y > 0, 3.3e38, -3.3e38)
+    X_far32[: len(y) // 2, 1] = -3.3e38
+    case("X_centred_past_float32_max_standardized", X_=X_far32, params={"feature_scaling": "standard"},
+         match=r"'standard' cannot standardize feature 1 of X: .*overflow float32, the dtype of X\. Give X as float64")
     case("y_2d", y_=np.c_[y, y], match="1d array")
     case("y_too_short", y_=y[:-1], match="inconsistent numbers of samples")
     case("X_empty", X_=X[:0], y_=y[:0], qid_=qid[:0], match="0 sample")
