@@ -312,20 +312,24 @@ class BaseRanker(BaseEstimator):
         scaling = self._input_scaling
         # Dense rows without scaling: one product (numpy widens float32 rows
         # in it, exactly). CSR that stays sparse: one sparse product.
-        if (scaling is None and not sp.issparse(X)) or (
-            stays_sparse(X) and (scaling is None or scaling.kind == "standard")
-        ):
-            return _finite_scores(_network.predict_scores(X, coefs, intercepts, self.activation))
-        # Rows as fit reads them: scaled rows and CSR too dense to stay
-        # sparse one block at a time, a copy each, so CSR scores as its
-        # dense twin does, bit for bit.
-        step = block_rows(max(X.shape[1], 0 if scaling is None else scaling.n_inputs))
-        scores = []
-        for start in range(0, X.shape[0], step):
-            index = slice(start, start + step)
-            rows = self._network_rows(gather_rows(X, index).astype(np.float64), slice(None)) if widen \
-                else self._network_rows(X, index)
-            scores.append(_network.predict_scores(rows, coefs, intercepts, self.activation))
+        # Finite rows far outside the training range may overflow the
+        # network's products: _finite_scores then raises an error that says
+        # so, and numpy's overflow and NaN warnings before it would be noise.
+        with np.errstate(over="ignore", invalid="ignore"):
+            if (scaling is None and not sp.issparse(X)) or (
+                stays_sparse(X) and (scaling is None or scaling.kind == "standard")
+            ):
+                return _finite_scores(_network.predict_scores(X, coefs, intercepts, self.activation))
+            # Rows as fit reads them: scaled rows and CSR too dense to stay
+            # sparse one block at a time, a copy each, so CSR scores as its
+            # dense twin does, bit for bit.
+            step = block_rows(max(X.shape[1], 0 if scaling is None else scaling.n_inputs))
+            scores = []
+            for start in range(0, X.shape[0], step):
+                index = slice(start, start + step)
+                rows = self._network_rows(gather_rows(X, index).astype(np.float64), slice(None)) if widen \
+                    else self._network_rows(X, index)
+                scores.append(_network.predict_scores(rows, coefs, intercepts, self.activation))
         return _finite_scores(np.concatenate(scores))
 
     def _network_params(self, X):

@@ -1514,6 +1514,25 @@ def test_predict_refuses_scores_that_overflowed(activation):
     assert np.isfinite(bounded.predict(extreme)).all()
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_predict_overflow_raises_without_numpy_warnings(dtype):
+    """Rows that overflow the network's products get the clear error of
+    test_predict_refuses_scores_that_overflowed, and nothing before it:
+    numpy's "overflow encountered in matmul" / "invalid value encountered in
+    matmul" warnings were emitted first, as if something else were wrong."""
+    X, y, qid = _small(8)
+    X = (X * 1e-3).astype(dtype)
+    huge = np.finfo(dtype).max / 2  # one sign only: scikit-learn's own finiteness check stays quiet
+    extreme = np.vstack([X[:2], np.full(X.shape[1], huge, dtype=dtype)])
+    ranker = LambdaRankRanker(feature_scaling="standard", max_iter=2, random_state=0, **FAST)
+    ranker.fit(X, y, groups=qid)
+    for rows in (extreme, sp.csr_matrix(extreme)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            with pytest.raises(ValueError, match=r"^1 of 3 scores are not finite \(the first at row 2\)"):
+                ranker.predict(rows)
+
+
 def test_predict_before_fit():
     with pytest.raises(sklearn.exceptions.NotFittedError):
         LambdaRankRanker().predict(np.ones((2, 2)))
