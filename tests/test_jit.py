@@ -101,16 +101,19 @@ def test_every_kernel_is_compiled_once_whatever_the_input():
     code = r'''
 import numpy as np, scipy.sparse as sp, warnings
 warnings.simplefilter("ignore")
-from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _kernels, _lambdas, _listwise, _optim, _sort
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _inputs, _kernels, _lambdas, _listwise, _optim, _sort
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import ndcg_score, map_score, ndcg_per_query, ap_per_query
 X, y, q = make_ranking(20, max_docs=30, random_state=0)
 read_only = np.asfortranarray(X); read_only.flags.writeable = False
+c_read_only = X.copy(); c_read_only.flags.writeable = False
 y32 = y.astype(np.int32); q32 = q.astype(np.int32)
 for cls in (LambdaRankRanker, RankNetRanker, ListNetRanker):
-    for data in (X, read_only, X.astype(np.float32), sp.csr_matrix(X)):
+    for data in (X, read_only, c_read_only, X.astype(np.float32), sp.csr_matrix(X)):
         for params in ({}, {"early_stopping": True}, {"n_jobs": 2}):
             cls(hidden_layer_sizes=(4,), max_iter=2, **params).fit(data, y32, groups=q32)
+        for scaling in ("piecewise", "standard"):  # the fused gathers of _inputs, in fit and predict
+            cls(hidden_layer_sizes=(4,), max_iter=2, feature_scaling=scaling).fit(data, y, groups=q).predict(data)
 LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, k=3, metric="map").fit(X, y, groups=q)
 LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, gain="linear").fit(X, y, groups=q)
 RankNetRanker(hidden_layer_sizes=(), max_iter=2, solver="lbfgs").fit(X, y, groups=q)
@@ -132,6 +135,11 @@ for module in (_kernels, _lambdas, _listwise, _sort):
 # Adam's pass compiles once per float dtype of the network, both fitted above.
 if sorted(str(s[0].dtype) for s in _optim._adam_step.signatures) != ["float32", "float64"]:
     many["_optim._adam_step"] = [str(s) for s in _optim._adam_step.signatures]
+# So do the fused gathers of rows (Fortran-ordered, read-only and strided X are
+# copied into C order a block at a time before they reach them).
+for name in ("_gather_standardized", "_gather_encoded"):
+    if sorted(str(s[0].dtype) for s in getattr(_inputs, name).signatures) != ["float32", "float64"]:
+        many[f"_inputs.{name}"] = [str(s) for s in getattr(_inputs, name).signatures]
 print(many)
 '''
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
