@@ -107,9 +107,10 @@ from sklearn_ranknet.metrics import ndcg_score, map_score, ndcg_per_query, ap_pe
 X, y, q = make_ranking(20, max_docs=30, random_state=0)
 read_only = np.asfortranarray(X); read_only.flags.writeable = False
 c_read_only = X.copy(); c_read_only.flags.writeable = False
+fortran = np.asfortranarray(X)
 y32 = y.astype(np.int32); q32 = q.astype(np.int32)
 for cls in (LambdaRankRanker, RankNetRanker, ListNetRanker):
-    for data in (X, read_only, c_read_only, X.astype(np.float32), sp.csr_matrix(X)):
+    for data in (X, read_only, c_read_only, fortran, X.astype(np.float32), sp.csr_matrix(X)):
         for params in ({}, {"early_stopping": True}, {"n_jobs": 2}):
             cls(hidden_layer_sizes=(4,), max_iter=2, **params).fit(data, y32, groups=q32)
         for scaling in ("piecewise", "standard"):  # the fused gathers of _inputs, in fit and predict
