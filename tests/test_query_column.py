@@ -333,6 +333,21 @@ def test_a_column_transformer_prefixing_the_id_column_is_named_in_the_error():
         np.testing.assert_allclose(off["test_score"], on["test_score"], rtol=0, atol=NDCG_ATOL)
 
 
+@pytest.mark.parametrize("columns", [list(range(6)), ["subqid", "f_qid", "f2", "f3", "f4", "f5"]],
+                         ids=["unnamed", "name-ends-in-qid"])
+def test_a_missing_query_column_proposes_only_a_prefixed_name(columns):
+    """The hint of the test above proposes a column only when its name ends
+    in '__' + query_column, as a ColumnTransformer's prefix makes it: a
+    DataFrame of unnamed (integer) columns gets the plain error, not an
+    AttributeError from a name that is no string, and names that merely end
+    in 'qid' are not proposed."""
+    X, y, qid = _data()
+    frame = pd.DataFrame(np.column_stack([qid, X]), columns=columns)
+    with pytest.raises(ValueError, match="query_column='qid' is not a column of X") as error:
+        LambdaRankRanker(query_column="qid", **FAST).fit(frame, y)
+    assert "may hold it" not in str(error.value)
+
+
 def test_bagging_ranker_query_column():
     X, y, qid = _data()
     with_column = np.column_stack([qid, X])
