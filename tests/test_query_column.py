@@ -118,6 +118,8 @@ def test_groups_and_column_must_describe_the_same_queries():
         np.testing.assert_array_equal(ranker.fit(with_column, y, groups=same_queries).predict(with_column), reference)
     with pytest.raises(ValueError, match="groups and the query column of X .* put the rows in different queries"):
         ranker.fit(with_column, y, groups=qid // 2)  # two queries merged into one
+    with pytest.raises(ValueError, match="groups and the query column of X .* put the rows in different queries"):
+        ranker.fit(with_column, y, groups=qid[:-1])  # one id short: not numpy's broadcasting error
     ranker.fit(with_column, y)
     with pytest.raises(ValueError, match="different queries.*set_fit_request"):
         ranker.score(with_column, y, groups=np.roll(qid, 1))
