@@ -145,6 +145,7 @@ def test_scaled_query_column_with_routed_groups_in_a_pipeline():
         ("qid", "array", "names a column, but X has no column names"),
         ("missing", "frame", "'missing' is not a column of X"),
         (9, "array", "query_column=9 is out of range for X with 6 columns"),
+        (6, "array", "query_column=6 is out of range for X with 6 columns"),  # not column 6 % 6 = 0
         (-7, "frame", "query_column=-7 is out of range"),
     ],
 )
