@@ -173,6 +173,14 @@ def test_x_holding_only_the_query_column_is_a_clear_error(X_kind, estimator):
         clone(estimator).set_params(query_column=query_column).fit(only_ids, y)
 
 
+def test_a_query_column_name_held_by_two_columns_is_a_clear_error():
+    X, y, qid = _data()
+    frame = _frame(X, qid)
+    frame.insert(0, "qid", qid, allow_duplicates=True)
+    with pytest.raises(ValueError, match="query_column='qid' is more than one column of X"):
+        LambdaRankRanker(query_column="qid", **FAST).fit(frame, y)
+
+
 def test_query_column_must_be_a_name_or_a_position():
     X, y, qid = _data()
     with pytest.raises(ValueError, match="query_column"):
