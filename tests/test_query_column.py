@@ -431,8 +431,11 @@ def test_metrics_warn_when_every_query_is_one_row(metric):
 
 @pytest.mark.parametrize("metric", [ndcg_score, map_score])
 def test_metrics_without_groups_warn_on_more_than_one_row(metric):
-    with pytest.warns(UserWarning, match="all 3 rows are scored as one query"):
+    # Called directly, not by a scikit-learn scorer: the advice to pass groups=.
+    with pytest.warns(UserWarning, match=r"^No groups were given, so all 3 rows are scored as one query\. "
+                                         r"Pass groups=") as caught:
         value = metric([1, 0, 2], [0.1, 0.2, 0.3])
+    assert [w.filename for w in caught] == [__file__]
     assert value == metric([1, 0, 2], [0.1, 0.2, 0.3], groups=[0, 0, 0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
