@@ -302,7 +302,8 @@ def test_make_scorer_of_a_metric_without_groups_names_the_scorer(metric):
     cv = GroupKFold(n_splits=3)
     scorer = {ndcg_score: "ndcg_scorer", map_score: "map_scorer"}[metric]
     with pytest.warns(UserWarning, match=rf"{metric.__name__} got no groups from the scikit-learn scorer.*"
-                                         rf"scoring={scorer}\(\).*set_score_request\(groups=True\)"):
+                                         rf"scoring={scorer}\(\).*Or turn routing on, request the ids, "
+                                         r".*set_score_request\(groups=True\)"):
         cross_validate(Ridge(), X, y, groups=qid, cv=cv, scoring=make_scorer(metric, k=5))
     with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
         warnings.simplefilter("error")
