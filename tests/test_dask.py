@@ -509,13 +509,21 @@ def test_predict_checks_columns_on_the_client_as_in_memory(client, data):
     with pytest.warns(UserWarning, match="has feature names, but DaskRankNetRanker was fitted without") as seen:
         scores = unnamed.predict(ddf[names])
     assert len(seen) == 1
+    expected = unnamed.to_local().predict(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the workers' copies do not repeat it
-        np.testing.assert_allclose(scores.compute(), unnamed.to_local().predict(X), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(scores.compute(), expected, rtol=1e-12, atol=1e-12)
+        # A worker process's warning is lost: computed here too, where one would be seen.
+        np.testing.assert_allclose(scores.compute(scheduler="sync"), expected, rtol=1e-12, atol=1e-12)
 
     named = quiet_fit(skd.DaskRankNetRanker(**QUICK), ddf[names], ddf["y"], groups=ddf["qid"])
-    with pytest.warns(UserWarning, match="does not have valid feature names, but DaskRankNetRanker"):
-        named.predict(dX)
+    with pytest.warns(UserWarning, match="does not have valid feature names, but DaskRankNetRanker") as seen:
+        scores = named.predict(dX)
+    assert len(seen) == 1
+    expected = named.to_local().predict(frame[names])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(scores.compute(scheduler="sync"), expected, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="feature names should match"):
         named.predict(ddf[names[::-1]])  # raised here, not at compute time
     with pytest.raises(ValueError, match="X has 9 features, but DaskRankNetRanker is expecting 10"):
