@@ -1013,12 +1013,13 @@ def test_score_errors_name_the_rankers_own_arguments(client, data):
         ranker.score(dX, da.from_array(y.astype(str), chunks=500), groups=dq)
 
 
-def test_a_missing_query_id_is_named_by_its_partition_and_row(client, data):
-    """A NaN id was reported at a row of the shuffled partition that met it
-    ("first at row 0" for the input's row 505)."""
+@pytest.mark.parametrize("missing", [np.nan, -np.inf])
+def test_a_missing_query_id_is_named_by_its_partition_and_row(client, data, missing):
+    """A NaN (or infinite) id was reported at a row of the shuffled partition
+    that met it ("first at row 0" for the input's row 505)."""
     X, y, qid = data
     ids = qid.astype(float)
-    ids[505] = np.nan  # row 5 of the second chunk of 500
+    ids[505] = missing  # row 5 of the second chunk of 500
     dX, dy, dq = chunked(X, y, ids, chunks=500)
     message = re.escape("groups contains NaN or infinite query ids (first at row 5 of partition 1;")
     with pytest.raises(ValueError, match=message):
