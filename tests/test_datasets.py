@@ -1,5 +1,6 @@
 """Tests for sklearn_ranknet.datasets: make_ranking and load_letor."""
 
+import bz2
 import gzip
 import math
 import os
@@ -493,7 +494,7 @@ def test_load_letor_names_the_file_and_the_field(tmp_path, row, match):
     assert str(path) in str(raised.value)
 
 
-@pytest.mark.parametrize("suffix", ["", ".gz"])
+@pytest.mark.parametrize("suffix", ["", ".gz", ".bz2"])
 @pytest.mark.parametrize(
     "content, match",
     [
@@ -507,13 +508,14 @@ def test_load_letor_names_a_byte_order_mark_or_bare_carriage_returns(tmp_path, s
     # ("could not convert string to float", "need more than 1 value to
     # unpack") say nothing of why.
     path = tmp_path / f"train.txt{suffix}"
-    path.write_bytes(gzip.compress(content) if suffix else content)
+    compress = {"": bytes, ".gz": gzip.compress, ".bz2": bz2.compress}[suffix]
+    path.write_bytes(compress(content))
     with pytest.raises(ValueError, match=match) as raised:
         load_letor(path)
     assert str(path) in str(raised.value)
     # The same rows with plain line ends read as the file means them.
     fixed = content.removeprefix(b"\xef\xbb\xbf").replace(b"\r", b"\n")
-    path.write_bytes(gzip.compress(fixed) if suffix else fixed)
+    path.write_bytes(compress(fixed))
     np.testing.assert_array_equal(load_letor(path)[2], [10, 10, 3, 3, 3])
 
 
