@@ -527,6 +527,21 @@ def test_load_letor_keeps_the_parsers_message_for_other_malformed_rows(tmp_path)
     assert "byte order mark" not in str(raised.value) and "carriage return" not in str(raised.value)
 
 
+@pytest.mark.parametrize("form", ["crlf-file", "file-object"])
+def test_load_letor_keeps_the_parsers_message_for_malformed_rows_in_other_forms(tmp_path, form):
+    # \r\n line ends are not bare carriage returns, and a file object has no
+    # path to reopen: in both the parser's own message is the one to give.
+    import io
+
+    content = b"2 qid:1 1:0.5\r\nnot-a-label qid:1 1:0.2\r\n"
+    source = io.BytesIO(content) if form == "file-object" else tmp_path / "train.txt"
+    if form == "crlf-file":
+        source.write_bytes(content)
+    with pytest.raises(ValueError, match="could not convert string to float") as raised:
+        load_letor(source)
+    assert "byte order mark" not in str(raised.value) and "carriage return" not in str(raised.value)
+
+
 def test_load_letor_file_object(tmp_path):
     import io
 
