@@ -612,6 +612,25 @@ def test_a_problem_larger_than_memory_is_refused_at_once():
         make_ranking(n_queries=100, n_features=10**12, min_docs=5)
 
 
+@pytest.mark.parametrize("unknown", ["no-sysconf", "unknown-name", "no-answer"])
+def test_the_memory_check_is_skipped_where_the_memory_is_unknown(unknown, monkeypatch):
+    # Not POSIX (no os.sysconf), a name the system does not define
+    # (ValueError), or -1 pages (sysconf's "no answer"): make_ranking draws
+    # the problem as it does elsewhere.
+    expected = make_ranking(5, n_features=4, n_informative=2, random_state=0)
+    if unknown == "no-sysconf":
+        monkeypatch.delattr(os, "sysconf", raising=False)
+    else:
+        def sysconf(name):
+            if unknown == "unknown-name":
+                raise ValueError(f"unrecognized configuration name {name!r}")
+            return -1 if name == "SC_PHYS_PAGES" else 4096
+
+        monkeypatch.setattr(os, "sysconf", sysconf, raising=False)
+    for got, want in zip(make_ranking(5, n_features=4, n_informative=2, random_state=0), expected):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.skipif(not hasattr(os, "sysconf"), reason="the memory check reads POSIX sysconf")
 @pytest.mark.parametrize("scalar, n_features", [(np.int32, 10**9), (np.int64, 2**60)])
 def test_the_memory_check_takes_numpy_integers_without_overflow(scalar, n_features):
