@@ -1360,6 +1360,11 @@ def test_training_that_diverges_under_a_large_sigma_names_sigma():
         RankNetRanker(learning_rate_init=1e300, solver="sgd", max_iter=3, random_state=0, **FAST).fit(
             X * 1e6, y, groups=qid
         )
+    # Nor does sigma=1 (LambdaRank's and ListNet's default), which scales nothing.
+    with pytest.raises(ValueError, match=r"Lower learning_rate_init, or check"):
+        RankNetRanker(sigma=1.0, learning_rate_init=1e300, solver="sgd", max_iter=3, random_state=0, **FAST).fit(
+            X * 1e6, y, groups=qid
+        )
 
 
 @pytest.mark.parametrize("failing_fit", [_diverging_fit, _early_stopping_on_one_query])
