@@ -1718,6 +1718,30 @@ def test_loss_is_that_of_the_last_fit():
     assert ranker.loss_ == ranker.loss_curve_[-1]
 
 
+@pytest.mark.parametrize("over", ["rows", "pairs", "both"])
+def test_the_loss_sample_is_whole_queries_within_both_budgets(over, monkeypatch):
+    """Directly: the queries loss_curve_ is read on hold at most
+    LOSS_SAMPLE_ROWS rows and LOSS_SAMPLE_PAIRS pairs, whichever of the two
+    the training queries exceed, and are whole queries of the set."""
+    X, y, qid = _small(40, max_docs=20)
+    ranker = RankNetRanker(random_state=0)
+    ranker._reset()
+    data = _training.TrainingSet.from_input(X, y, qid, ranker._make_objective)
+    work = data.objective.query_work
+    sizes, pairs = np.diff(data.offsets), work(data.offsets)
+    max_rows = sizes.sum() // 2 if over in ("rows", "both") else sizes.sum()
+    max_pairs = pairs.sum() // 2 if over in ("pairs", "both") else pairs.sum()
+    monkeypatch.setattr(_training, "LOSS_SAMPLE_ROWS", max_rows)
+    monkeypatch.setattr(_training, "LOSS_SAMPLE_PAIRS", max_pairs)
+    for seed in range(5):
+        sample = _training._loss_sample(data, np.random.RandomState(seed), ranker._make_objective)
+        assert 0 < sample.n_queries < data.n_queries
+        assert np.diff(sample.offsets).sum() <= max_rows and work(sample.offsets).sum() <= max_pairs
+        taken, rows_taken = np.unique(qid[sample.rows], return_counts=True)
+        assert len(taken) == sample.n_queries
+        np.testing.assert_array_equal(rows_taken, [np.sum(qid == q) for q in taken])  # whole queries
+
+
 @pytest.mark.parametrize("param, value", [("batch_size", 0), ("alpha", -1.0), ("k", 0), ("dropout", 1.5)])
 def test_partial_fit_checks_parameters_on_every_call(param, value):
     """set_params between partial_fit calls cannot slip a value past the
