@@ -1742,6 +1742,22 @@ def test_the_loss_sample_is_whole_queries_within_both_budgets(over, monkeypatch)
         np.testing.assert_array_equal(rows_taken, [np.sum(qid == q) for q in taken])  # whole queries
 
 
+def test_a_query_longer_than_the_loss_budget_still_gives_a_loss(monkeypatch):
+    """When no query fits the row budget, the loss is read on one whole
+    query (over the budget), not on none: an empty sample made every entry
+    of loss_curve_ the L2 penalty alone, or 0 / 0 under sample_weight."""
+    monkeypatch.setattr(_training, "LOSS_SAMPLE_ROWS", 3)
+    X, y, qid = _small(6, max_docs=15)
+    assert np.unique(qid, return_counts=True)[1].min() > 3
+    params = dict(hidden_layer_sizes=(), max_iter=3, random_state=0, **FAST)
+    ranker = RankNetRanker(**params).fit(X, y, groups=qid)
+    weighted = RankNetRanker(**params).fit(X, y, groups=qid, sample_weight=np.ones(len(y)))
+    assert np.isfinite(weighted.loss_curve_).all()
+    np.testing.assert_allclose(weighted.loss_curve_, ranker.loss_curve_, rtol=1e-12)
+    # A query's RankNet cost is positive: the loss is more than the penalty.
+    assert ranker.loss_curve_[-1] > _network.l2_penalty(ranker.coefs_, ranker._l2) + 0.1
+
+
 @pytest.mark.parametrize("param, value", [("batch_size", 0), ("alpha", -1.0), ("k", 0), ("dropout", 1.5)])
 def test_partial_fit_checks_parameters_on_every_call(param, value):
     """set_params between partial_fit calls cannot slip a value past the
