@@ -191,7 +191,9 @@ def _loss_sample(data, random_state, make_objective):
     fits = (np.cumsum(pairs[shuffled]) <= LOSS_SAMPLE_PAIRS) & (
         np.cumsum(sizes[shuffled]) <= LOSS_SAMPLE_ROWS
     )
-    n_taken = max(int(np.argmin(fits)) if not fits.all() else len(fits), 1)
+    # Not all fit (the sums were over a budget above): the queries before
+    # the first that does not, or that one alone.
+    n_taken = max(int(np.argmin(fits)), 1)
     return data.subset(np.sort(shuffled[:n_taken]), make_objective)
 
 
