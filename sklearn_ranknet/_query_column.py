@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.metadata_routing import _routing_enabled
 
+from ._groups import group_rows
 from ._wrapped import wrapped_chain
 
 ROUTING_OFF_FIXES = (
@@ -196,7 +197,7 @@ def merge_groups(groups, query_ids, query_column):
         return query_ids
     given = np.asarray(groups)
     if given.shape != query_ids.shape or not (
-        np.array_equal(given, query_ids) or _same_queries(given, query_ids)
+        np.array_equal(given, query_ids) or _same_queries(given, query_ids, query_column)
     ):
         raise ValueError(
             f"groups and the query column of X (query_column={query_column!r}) "
@@ -211,13 +212,18 @@ def merge_groups(groups, query_ids, query_column):
     return groups
 
 
-def _same_queries(a, b):
-    """Whether ids ``a`` and ``b`` (1-d, one per row) split the rows into the
-    same queries: each id of one matches exactly one id of the other."""
+def _same_queries(a, b, query_column):
+    """Whether ids ``a`` (``groups``) and ``b`` (the query column's), 1-d,
+    one per row, split the rows into the same queries: each id of one
+    matches exactly one id of the other."""
     try:
         ids_a, query_a = np.unique(a, return_inverse=True)
         ids_b, query_b = np.unique(b, return_inverse=True)
-    except TypeError:  # ids that do not sort (mixed types): the ids' own check reports them
+    except TypeError:
+        # Ids that do not sort (mixed types): the ids' own check names which
+        # input holds them, which "different queries" would not.
+        group_rows(a, len(a))
+        group_rows(b, len(b), input_name=f"the query column of X (query_column={query_column!r})")
         return False
     pairs = np.unique(query_a.ravel() * len(ids_b) + query_b.ravel())
     return len(ids_a) == len(ids_b) == len(pairs)

@@ -123,6 +123,14 @@ def test_groups_and_column_must_describe_the_same_queries():
     ranker.fit(with_column, y)
     with pytest.raises(ValueError, match="different queries.*set_fit_request"):
         ranker.score(with_column, y, groups=np.roll(qid, 1))
+    # Ids of mixed types cannot be matched: the error names the input that
+    # holds them, as a fit given only that input does.
+    mixed = qid.astype(object)
+    mixed[::2] = mixed[::2].astype(str)
+    with pytest.raises(ValueError, match=r"^groups mixes query ids that cannot be compared"):
+        ranker.fit(with_column, y, groups=mixed)
+    with pytest.raises(ValueError, match=r"^the query column of X \(query_column=0\) mixes query ids"):
+        ranker.fit(np.column_stack([mixed, X]), y, groups=qid)
 
 
 def test_scaled_query_column_with_routed_groups_in_a_pipeline():
