@@ -136,7 +136,8 @@ class TrainingSet:
         """Mean of per-query ``values`` under the query weights."""
         if self.weights is None:
             return float(values.sum()) / max(self.n_queries, 1)
-        return float(values @ self.weights) / self.weights.sum()
+        # A Python float, as without weights (the same float64 division).
+        return float(values @ self.weights) / float(self.weights.sum())
 
     def row_weights(self):
         """The query weight of every row (for the metrics), or None."""

@@ -131,6 +131,10 @@ def test_unit_weights_train_the_unweighted_model(Ranker):
     # the penalty counts queries, not their total weight.
     scaled = Ranker(**params).fit(X, y, groups=qid, sample_weight=np.full(len(y), 7.0))
     assert_same_training(scaled.predict(X), plain.predict(X))
+    # The fitted attributes are alike too: loss_curve_ holds Python floats
+    # either way (it held numpy floats under weights).
+    for fitted in (plain, weighted):
+        assert {type(value) for value in fitted.loss_curve_ + [fitted.loss_]} == {float}
 
 
 @pytest.mark.parametrize("Ranker", [RankNetRanker, LambdaRankRanker, ListNetRanker])
