@@ -268,14 +268,17 @@ def permutation_importance(
     check_consistent_length(X, y)
     # An estimator that reads its query ids from a column of X: the ids come
     # from there, and that column is not a feature (never permuted). Behind
-    # a Pipeline's transformers its place in this X is unknown; it is then
-    # permuted like the others, which changes no prediction (the ranker does
-    # not score with it) and, within queries, not even the column.
+    # a Pipeline's transformers its place in this X is found by its effect
+    # on the ids the ranker reads (see _columns_holding_ids): permuted across
+    # queries (permute="all_rows"), it would give the scorer other ids than
+    # ``groups``, and a scorer that reads them too would refuse the call.
     query_column = query_column_of(estimator)
     query_position = None
+    held_ids = []
     if query_column is not None:
         if query_column_in_input(estimator) is not None:
             query_position = column_position(X, query_column)
+            held_ids = [query_position]
             # As the rankers' score: an X without the query column is named by
             # its width, before one of its features is compared with groups.
             # (The ranker that reads the column, e.g. a BaggingRanker's member,
@@ -293,6 +296,8 @@ def permutation_importance(
     query_groups = group_rows(groups, n_samples)
     if groups is None:
         groups = np.zeros(n_samples, dtype=np.int64)
+    elif query_column is not None and query_position is None:
+        held_ids = _columns_holding_ids(estimator, X, query_groups)
     weights = None
     if sample_weight is not None:
         sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
@@ -321,16 +326,53 @@ def permutation_importance(
     permuted = Parallel(n_jobs=n_jobs)(
         delayed(_permuted_scores)(estimator, views, col, seeds[col], n_repeats, permute, scorer)
         for col in range(n_features)
-        if col != query_position
+        if col not in held_ids
     )
-    if query_position is not None:  # importance 0 by definition
-        permuted.insert(query_position, [baselines[r % len(baselines)] for r in range(n_repeats)])
+    for col in held_ids:  # importance 0 by definition (held_ids is sorted)
+        permuted.insert(col, [baselines[r % len(baselines)] for r in range(n_repeats)])
     if isinstance(baselines[0], dict):
         return {
             name: _importances([b[name] for b in baselines], [[s[name] for s in row] for row in permuted])
             for name in baselines[0]
         }
     return _importances(baselines, permuted)
+
+
+def _columns_holding_ids(estimator, X, query_groups):
+    """The columns of ``X`` that the query ids read behind a Pipeline's
+    transformers come from, in increasing order.
+
+    Parameters
+    ----------
+    estimator : object
+        A Pipeline (or a wrapper around one) whose ranker reads its query ids
+        from its own input, after the transformers.
+    X : {ndarray, sparse matrix, DataFrame} of shape (n_samples, n_features)
+        The raw input of ``estimator``.
+    query_groups : QueryGroups
+        The queries of the rows of ``X``.
+
+    Returns
+    -------
+    columns : list of int
+        Each column whose values, swapped between the first rows of two
+        queries, change the ids the ranker reads. Rows are transformed one
+        by one by ColumnTransformer and its kin, so the two rows stand for
+        all; with a single query no permutation can move an id.
+    """
+    if query_groups.n_queries < 2:
+        return []
+    offsets = query_groups.offsets
+    rows = np.array([offsets[0], offsets[1]])
+    if query_groups.order is not None:
+        rows = query_groups.order[rows]
+    pair = _safe_indexing(X, rows)
+    ids = query_ids_in(estimator, pair)
+    swap = np.array([1, 0])
+    return [
+        col for col in range(X.shape[1])
+        if not np.array_equal(query_ids_in(estimator, _ColumnPermuter(pair, col).permuted(swap)), ids)
+    ]
 
 
 # --------------------------------------------------------------------------

@@ -624,3 +624,41 @@ def test_other_ensembles_are_not_entered():
     other = OtherEnsemble([RankNetRanker(**TINY_FIT, query_column=0).fit(Xq, y)])
     assert list(wrapped_chain(other)) == [other]
     assert query_column_of(other) is None
+
+
+@pytest.mark.parametrize("as_frame", [False, True], ids=["array", "frame"])
+def test_permuting_all_rows_keeps_the_id_column_behind_a_column_transformer(as_frame):
+    """Behind a ColumnTransformer the id column's place in the raw X is not
+    the ranker's query_column, so permute="all_rows" shuffled it across
+    queries like a feature: the ids the scorer read from the transformed X
+    then disagreed with the ones given to it, and a scorer that reads them
+    (ndcg_scorer, the ranker's score) failed with "groups and the query
+    column of X put the rows in different queries", which the user had not
+    done. The column is now found by its effect on the ids the ranker reads
+    and left unpermuted (importance 0), as a query column of the input is;
+    ndcg_scorer(10) then gives the numbers of the default scoring."""
+    from sklearn.compose import ColumnTransformer
+
+    X, y, qid = _data()
+    with_column = np.column_stack([X, qid])  # the ids last in the raw X
+    features, id_column = list(range(X.shape[1])), [X.shape[1]]
+    if as_frame:
+        with_column = _frame(X, qid, position=X.shape[1])
+        features, id_column = list(with_column.columns[:-1]), ["qid"]
+    moved = ColumnTransformer([("id", "passthrough", id_column), ("scale", StandardScaler(), features)])
+    pipeline = make_pipeline(moved, LambdaRankRanker(query_column=0, **FAST)).fit(with_column, y)
+    default = permutation_importance(
+        pipeline, with_column, y, groups=None, permute="all_rows", n_repeats=2, random_state=0
+    )
+    scored = permutation_importance(
+        pipeline, with_column, y, groups=None, permute="all_rows", n_repeats=2, random_state=0,
+        scoring=ndcg_scorer(10),
+    )
+    np.testing.assert_array_equal(scored.importances[-1], 0.0)
+    np.testing.assert_allclose(scored.importances, default.importances, rtol=0, atol=NDCG_ATOL)
+    assert np.any(scored.importances[:-1] != 0.0)
+    by_rank = permutation_importance(
+        pipeline, with_column, y, groups=qid, permute="all_rows", n_repeats=2, random_state=0,
+        scoring=lambda estimator, X, y, groups: estimator.score(X, y, groups=groups),
+    )
+    np.testing.assert_allclose(by_rank.importances, default.importances, rtol=0, atol=NDCG_ATOL)
