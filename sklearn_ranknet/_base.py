@@ -473,7 +473,10 @@ class BaseRanker(BaseEstimator):
         data = TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
         # Before the objective is first built (data.objective builds it).
         self._resolve_objective_options(None if method == "partial_fit" else len(data.weighted.rows))
-        warn_if_nothing_to_learn(query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=5)
+        warn_if_nothing_to_learn(
+            query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=5,
+            query_column=self.query_column,
+        )
         warn_if_pairs_swamp(self, data, stacklevel=5)
         return data
 
@@ -719,13 +722,17 @@ def query_contrasts(data):
     return tuple(contrasts)
 
 
-def warn_if_nothing_to_learn(contrasts, sizes, weights, method, stacklevel):
+def warn_if_nothing_to_learn(contrasts, sizes, weights, method, stacklevel, query_column=None):
     """Warn when no query (of positive weight) has documents the objective
     tells apart: training would only shrink the weights. The likely cause
     is groups holding an id per row (a document id). ``contrasts`` is
     :func:`query_contrasts`'s pair, ``sizes`` the queries' numbers of rows,
     ``weights`` their weights or None; ``stacklevel`` is ``warnings.warn``'s,
-    counted from this function."""
+    counted from this function. ``query_column``, the ranker's, when the ids
+    were read from a column of X: one id per row there more likely means a
+    Pipeline step before the ranker that dropped or changed that column
+    (SelectKBest, PCA put a feature where the ids were), which
+    "pass query ids as groups" would not fix."""
     differ, labels_differ = contrasts
     if weights is not None:
         # Queries of weight 0 are left out of training, and so of the cause
@@ -737,6 +744,15 @@ def warn_if_nothing_to_learn(contrasts, sizes, weights, method, stacklevel):
         return
     if bool(np.all(sizes == 1)) and weights is not None and not bool(np.all(weights > 0)):
         cause = "every query with a positive sample_weight holds a single row"
+    elif bool(np.all(sizes == 1)) and query_column is not None:
+        cause = (
+            f"every query holds a single row: the query column (query_column={query_column!r}) "
+            "holds a different value on every row. In a Pipeline, query_column refers to the "
+            "ranker's own input: a step before the ranker that selects, mixes or expands columns "
+            "(SelectKBest, PCA, PolynomialFeatures, ...) may have dropped or changed the id "
+            "column. Keep it out of such steps, e.g. ColumnTransformer([..., "
+            "('id', 'passthrough', [<id column>])]), and point query_column at its place there"
+        )
     elif bool(np.all(sizes == 1)):
         cause = "every query holds a single row: pass query ids as groups, not an id per row (document)"
     elif not labels_differ.any():

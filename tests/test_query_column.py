@@ -662,3 +662,26 @@ def test_permuting_all_rows_keeps_the_id_column_behind_a_column_transformer(as_f
         scoring=lambda estimator, X, y, groups: estimator.score(X, y, groups=groups),
     )
     np.testing.assert_allclose(by_rank.importances, default.importances, rtol=0, atol=NDCG_ATOL)
+
+
+@pytest.mark.parametrize("step", ["pca", "select"])
+def test_a_step_that_drops_the_id_column_is_named_in_the_warning(step):
+    """A step before the ranker that does not keep the id column where
+    query_column points (PCA mixes it into components, SelectKBest drops
+    it) leaves there a continuous feature: one query per row. The warning
+    told to "pass query ids as groups, not an id per row", though the ids
+    were given, in the column: it now names the column and the step."""
+    from sklearn.decomposition import PCA
+    from sklearn.feature_selection import SelectKBest, f_regression
+
+    X, y, qid = _data()
+    with_column = np.column_stack([qid, X])
+    before = PCA(n_components=3) if step == "pca" else SelectKBest(f_regression, k=3)
+    with pytest.warns(UserWarning, match=r"every query holds a single row: the query column \(query_column=0\) "
+                                         r"holds a different value on every row") as caught:
+        make_pipeline(before, LambdaRankRanker(query_column=0, **FAST)).fit(with_column, y)
+    message = next(str(w.message) for w in caught if "query_column=0" in str(w.message))
+    assert "a step before the ranker" in message and "pass query ids as groups" not in message
+    # Without the column, the advice stays the one about groups.
+    with pytest.warns(UserWarning, match="pass query ids as groups, not an id per row"):
+        LambdaRankRanker(**FAST).fit(X, y, groups=np.arange(len(y)))
