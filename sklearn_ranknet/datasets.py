@@ -450,6 +450,30 @@ def _sidecar_disagreement(query_path, sizes, path, run_lengths, groups):
     )
 
 
+def _qid_back_after_another(query_path, path, run_starts, groups):
+    """The message for a file whose qids match the sidecar's sizes run by
+    run but come back after another qid, or None.
+
+    The sidecar makes every run of equal consecutive qids its own query,
+    while the estimators and metrics of this package join all the rows that
+    share an id, wherever they are: the two would then count different
+    queries although the sizes agree.
+    """
+    first_row = {}
+    for start in run_starts.tolist():
+        qid = int(groups[start])
+        if qid in first_row:
+            return (
+                f"{path!s} gives qid:{qid} to two runs of rows, from row {first_row[qid]} and from row "
+                f"{start}, with other qids between them; the sidecar {query_path!s} counts them as two "
+                "queries, but the estimators and metrics of this package join the rows that share a "
+                "qid into one. Give each query its own qid, or drop the sidecar to let the qids alone "
+                "define the queries."
+            )
+        first_row[qid] = start
+    return None
+
+
 @validate_params(
     {
         "path": [str, os.PathLike, HasMethods(["read"])],
@@ -471,7 +495,10 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
 
     1. the ``qid:`` fields of the file (MSLR-WEB, LETOR 4.0, Istella...);
        ``groups`` is then the qid array as written, so query ids need not be
-       contiguous numbers;
+       contiguous numbers. Rows that share a qid form one query for the
+       estimators and metrics of this package even when rows of other qids
+       come between them (as in SVMlight's ``svm_rank``; XGBoost instead
+       starts a new query at every change of qid);
     2. otherwise a LightGBM-style sidecar file of query sizes, one integer
        per line giving the number of consecutive rows of each query:
        ``query_path`` if given, else ``path + ".query"`` if it exists.
@@ -480,7 +507,8 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
     If the file has ``qid:`` fields *and* a sidecar is found (given or next
     to the file), the qids are used and the sidecar is checked against them:
     its sizes must equal the lengths of the runs of equal consecutive qids,
-    otherwise a ``ValueError`` is raised.
+    and no qid may come back after another (the sidecar would count two
+    queries where the qids name one), otherwise a ``ValueError`` is raised.
 
     Parameters
     ----------
@@ -532,7 +560,8 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
         integer; if the file has no ``qid:`` field and no sidecar is found;
         if only some rows have a ``qid:``; if the sidecar is malformed (one
         integer per line), holds a non-positive size or its sizes do not sum
-        to the number of rows; if the sidecar disagrees with the qids; or
+        to the number of rows; if the sidecar disagrees with the qids, or
+        agrees with their runs while a qid comes back after another; or
         if the file starts with a UTF-8 byte order mark or ends its lines
         with ``\\r`` alone, which the SVMlight parser cannot split.
 
@@ -595,6 +624,9 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
             run_lengths = np.diff(np.r_[0, starts, n_samples])
             if not np.array_equal(run_lengths, sizes):
                 raise ValueError(_sidecar_disagreement(query_path, sizes, path, run_lengths, groups))
+            problem = _qid_back_after_another(query_path, path, np.r_[0, starts], groups)
+            if problem is not None:
+                raise ValueError(problem)
         return X, y, groups
 
     if sizes is None:

@@ -401,6 +401,24 @@ def test_load_letor_qid_with_sidecar(tmp_path):
         load_letor(path)
 
 
+def test_load_letor_qid_coming_back_is_one_query_and_refused_beside_a_sidecar(tmp_path):
+    """qid 1, then 2, then 1 again: the estimators join the two runs of qid 1
+    (groups keeps the qids as written), while a sidecar of sizes 2, 1, 1
+    counts three queries although it matches the runs."""
+    path = tmp_path / "train.txt"
+    path.write_text("2 qid:1 1:1\n0 qid:1 1:2\n1 qid:2 1:3\n1 qid:1 1:4\n")
+    X, y, groups = load_letor(path)
+    np.testing.assert_array_equal(groups, [1, 1, 2, 1])
+    np.testing.assert_array_equal(y, [2, 0, 1, 1])
+    np.testing.assert_array_equal(X.toarray(), [[1], [2], [3], [4]])
+    Path(str(path) + ".query").write_text("2\n1\n1\n")
+    with pytest.raises(ValueError, match=r"qid:1 to two runs of rows, from row 0 and from row 3.*Give each query its own qid"):
+        load_letor(path)
+    # Runs of distinct qids beside the same sidecar are read as before.
+    path.write_text("2 qid:1 1:1\n0 qid:1 1:2\n1 qid:2 1:3\n1 qid:3 1:4\n")
+    np.testing.assert_array_equal(load_letor(path)[2], [1, 1, 2, 3])
+
+
 @pytest.mark.parametrize(
     "kwargs, name",
     [({"n_features": 0}, "n_features"), ({"zero_based": "yes"}, "zero_based"), ({"query_path": 3}, "query_path")],
