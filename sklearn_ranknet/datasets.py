@@ -412,11 +412,18 @@ class _QidCollector:
 
     def __iter__(self):
         for line in self._lines:
-            if isinstance(line, bytes):  # text lines: the parser raises its own error
-                tokens = line.split(b"#", 1)[0].split(None, 2)
-                if len(tokens) > 1 and tokens[1].startswith(b"qid"):
-                    _, value = tokens[1].split(b":", 1)
-                    self.qids.append(np.int64(value))
+            if not isinstance(line, bytes):
+                # A file opened in text mode, or an io.StringIO: the parser's
+                # own error ("Expected bytes, got str") says not what to do.
+                raise TypeError(
+                    f"load_letor reads bytes, but the file object gives {type(line).__name__} lines; "
+                    "open the file in binary mode (open(path, 'rb')), pass its path, or wrap text "
+                    "in io.BytesIO(text.encode())."
+                )
+            tokens = line.split(b"#", 1)[0].split(None, 2)
+            if len(tokens) > 1 and tokens[1].startswith(b"qid"):
+                _, value = tokens[1].split(b":", 1)
+                self.qids.append(np.int64(value))
             yield line
 
 
@@ -554,7 +561,8 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
     path : str or path-like
         SVMlight / LETOR file (may be ``.gz`` or ``.bz2`` compressed, as
         accepted by :func:`~sklearn.datasets.load_svmlight_file`). A binary
-        file object is also accepted; no sidecar is looked up next to it.
+        file object is also accepted (a text one raises a ``TypeError``);
+        no sidecar is looked up next to it.
 
     n_features : int, default=None
         Number of features. Pass the same value for the train and test
@@ -603,6 +611,8 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
         agrees with their runs while a qid comes back after another; or
         if the file starts with a UTF-8 byte order mark or ends its lines
         with ``\\r`` alone, which the SVMlight parser cannot split.
+    TypeError
+        If ``path`` is a file object that gives text, not bytes.
 
     See Also
     --------

@@ -616,6 +616,20 @@ def test_load_letor_file_object(tmp_path):
     np.testing.assert_array_equal(groups, [0, 0, 0, 0, 1])
 
 
+def test_load_letor_says_to_open_a_text_file_object_in_binary_mode(tmp_path):
+    # The parser's own words were "Expected bytes, got str".
+    import io
+
+    path = tmp_path / "train.txt"
+    path.write_text(QID_FILE)
+    with open(path) as f, pytest.raises(TypeError, match=r"gives str lines; open the file in binary mode"):
+        load_letor(f)
+    with pytest.raises(TypeError, match=r"io.BytesIO"):
+        load_letor(io.StringIO(QID_FILE))
+    with open(path, "rb") as f:
+        np.testing.assert_array_equal(load_letor(f)[2], [10, 10, 3, 3, 3])
+
+
 # Found by a mutation audit of the suite, second round (2026-11-27).
 
 def test_query_lengths_reach_both_ends():
