@@ -644,12 +644,13 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
             if problem is None:
                 raise  # scikit-learn's own message names what is wrong
             raise ValueError(f"{path!s} {problem} (the parser said: {error}).") from None
-        # The parser's message (``invalid literal for int()``, or a C long
-        # overflow) names neither the field nor the file.
+        # The parser's message (``invalid literal for int()``, or an
+        # overflow) names neither the field nor the file. The two fields have
+        # different ranges: the parser keeps a feature id in a C int.
         raise ValueError(
-            f"{path!s} holds a qid: or a feature id that is not an integer within "
-            f"int64 ({error}). Rows must read `label qid:<integer> <integer>:<value> ...`, "
-            "the qid: before the features."
+            f"{path!s} holds a qid: or a feature id that is not an integer in its range "
+            f"(qid: within int64, feature id: 0 to 2**31 - 1) ({error}). Rows must read "
+            "`label qid:<integer> <integer>:<value> ...`, the qid: before the features."
         ) from None
     n_samples = X.shape[0]
     if n_samples == 0:
