@@ -405,6 +405,8 @@ class _QidCollector:
     def __init__(self, lines):
         self._lines = lines
         self.qids = array.array("q")
+        # Lines handed out so far: the parser fails on the last one.
+        self.line_number = 0
 
     def read(self, *args):
         # Only there for the parser's "has a read method" check: it iterates.
@@ -424,6 +426,7 @@ class _QidCollector:
             if len(tokens) > 1 and tokens[1].startswith(b"qid"):
                 _, value = tokens[1].split(b":", 1)
                 self.qids.append(np.int64(value))
+            self.line_number += 1
             yield line
 
 
@@ -639,6 +642,15 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
             X, y = load_svmlight_file(lines, n_features=n_features, dtype=dtype, zero_based=zero_based)
         qid = np.array(lines.qids, dtype=np.int64)  # its own memory, not the collector's
     except (ValueError, OverflowError) as error:
+        if "sorted and unique" in str(error):
+            # The parser names neither the file nor the row; LightGBM and
+            # XGBoost read such rows, so the file may well come from them.
+            raise ValueError(
+                f"{path!s}, line {lines.line_number}: the feature ids of a row must increase, each "
+                "id once; scikit-learn's SVMlight parser refuses ids out of order or repeated "
+                "(LightGBM and XGBoost read them). Sort the features of each row by id and keep "
+                f"one value per id (the parser said: {error})."
+            ) from None
         if not isinstance(error, OverflowError) and "int()" not in str(error):
             problem = _text_form_problem(path)
             if problem is None:

@@ -580,6 +580,15 @@ def test_load_letor_names_a_byte_order_mark_or_bare_carriage_returns(tmp_path, s
     np.testing.assert_array_equal(load_letor(path)[2], [10, 10, 3, 3, 3])
 
 
+@pytest.mark.parametrize("row", ["1 qid:2 3:1 1:0.5\n", "1 qid:2 1:1 1:0.5\n"], ids=["out-of-order", "repeated"])
+def test_load_letor_names_the_file_and_line_of_feature_ids_out_of_order(tmp_path, row):
+    # The parser said only "Feature indices ... should be sorted and unique".
+    path = tmp_path / "train.txt"
+    path.write_text("2 qid:1 1:0.5 2:1\n# a comment\n\n" + row + "0 qid:2 1:0.1\n")
+    with pytest.raises(ValueError, match=r"train.txt, line 4: the feature ids of a row must increase.*Sort the features"):
+        load_letor(path)
+
+
 def test_load_letor_keeps_the_parsers_message_for_other_malformed_rows(tmp_path):
     path = tmp_path / "train.txt"
     path.write_text("2 qid:1 1:0.5\nnot-a-label qid:1 1:0.2\n")
