@@ -459,9 +459,21 @@ def _text_form_problem(path):
 
 def _read_query_sizes(query_path):
     """Read a LightGBM ``.query`` file: one positive integer per line
-    (blank lines are skipped)."""
-    with open(query_path) as f:
-        lines = [(number, line.strip()) for number, line in enumerate(f, start=1) if line.strip()]
+    (blank lines are skipped).
+
+    A UTF-8 byte order mark (Windows editors add one) is skipped: it would
+    otherwise read as part of the first size. A file in another encoding,
+    such as the UTF-16 of a PowerShell ``>`` redirect, is refused with a
+    message instead of Python's ``UnicodeDecodeError``.
+    """
+    try:
+        with open(query_path, encoding="utf-8-sig") as f:
+            lines = [(number, line.strip()) for number, line in enumerate(f, start=1) if line.strip()]
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"Query file {query_path!s} is not UTF-8 or ASCII text ({error}); save it as plain "
+            "ASCII or UTF-8, one integer per line (PowerShell: Set-Content -Encoding ascii)."
+        ) from None
     sizes = np.empty(len(lines), dtype=np.int64)
     for i, (number, text) in enumerate(lines):
         try:
@@ -609,7 +621,7 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
         If the file has no rows; if a ``qid:`` or a feature id is not an
         integer; if the file has no ``qid:`` field and no sidecar is found;
         if only some rows have a ``qid:``; if the sidecar is malformed (one
-        integer per line), holds a non-positive size or its sizes do not sum
+        integer per line, ASCII or UTF-8 text), holds a non-positive size or its sizes do not sum
         to the number of rows; if the sidecar disagrees with the qids, or
         agrees with their runs while a qid comes back after another; or
         if the file starts with a UTF-8 byte order mark or ends its lines

@@ -526,6 +526,17 @@ def test_load_letor_sidecar_bad_sizes(tmp_path, content):
         load_letor(path, query_path=query_path)
 
 
+def test_load_letor_sidecar_with_a_byte_order_mark_or_in_utf16(tmp_path):
+    # Python said "line 1 is '\\ufeff2'" and raised a UnicodeDecodeError.
+    path = tmp_path / "train.txt"
+    path.write_text(NO_QID_FILE)
+    Path(str(path) + ".query").write_bytes(b"\xef\xbb\xbf2\r\n1\r\n2\r\n")
+    np.testing.assert_array_equal(load_letor(path)[2], [0, 0, 1, 2, 2])
+    Path(str(path) + ".query").write_bytes("2\r\n1\r\n2\r\n".encode("utf-16"))
+    with pytest.raises(ValueError, match=r"train.txt.query is not UTF-8 or ASCII text.*save it as plain ASCII"):
+        load_letor(path)
+
+
 def test_load_letor_sidecar_holds_one_size_per_line(tmp_path):
     path = tmp_path / "train.txt"
     path.write_text(NO_QID_FILE)
