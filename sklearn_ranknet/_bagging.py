@@ -133,6 +133,39 @@ class BaggingRanker(BaseEstimator):
     members' ``fit``, which a Pipeline does not accept: turn routing on to
     bag a Pipeline with query ids.
 
+    Where it differs from scikit-learn's ``BaggingRegressor`` (1.9):
+
+    - Defaults: ``n_estimators=5`` (there 10) and ``bootstrap=False`` (there
+      True): for a neural ranker the seeds alone give most of the gain, and
+      a bootstrap sample repeats queries, which the members' early stopping
+      may split (see :ref:`limitations`).
+    - ``bootstrap=True`` draws whole queries, not rows, as many as there are
+      queries (of positive weight). Without ``groups`` it draws nothing: every
+      member gets all rows, where ``BaggingRegressor`` would draw rows.
+    - ``sample_weight`` reaches the members as weights, and the bootstrap
+      draws the queries of positive weight with equal probability.
+      ``BaggingRegressor`` instead draws rows with probability proportional
+      to the weights and fits its members on the draw counts (they never
+      see the weights), and warns with ``bootstrap=False``; here both
+      settings use the weights as the members do.
+    - ``fit(X, y, groups=None, sample_weight=None)``: the third positional
+      argument is ``groups``, where ``BaggingRegressor.fit``'s is
+      ``sample_weight``, so pass weights by keyword. There is no
+      ``**fit_params``: ``groups`` and ``sample_weight`` are all the members
+      can receive (and ``predict`` routes no ``**params`` to theirs).
+    - No ``max_samples``, ``max_features``, ``bootstrap_features``,
+      ``oob_score``, ``warm_start`` or ``verbose`` (the constructor raises
+      TypeError on one, ``set_params`` ValueError), and so no ``estimators_samples_``,
+      ``estimators_features_``, ``oob_score_`` or ``oob_prediction_``.
+      Instead of ``warm_start``: with an int ``random_state``, a fit with a
+      larger ``n_estimators`` gives the members of a smaller one, bit for
+      bit, followed by new ones (the seeds are drawn in order), but fits
+      them all again.
+    - ``n_jobs`` runs members on threads, not on joblib's default processes
+      (a joblib ``parallel_backend`` context overrides this); in both, the
+      result does not depend on ``n_jobs``.
+    - ``score`` is the mean NDCG@10 over queries, not R².
+
     Examples
     --------
     >>> from sklearn_ranknet import BaggingRanker, LambdaRankRanker

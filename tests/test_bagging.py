@@ -166,6 +166,31 @@ def test_nested_random_states_are_seeded():
     assert pipe[-1].random_state == 123  # the user's estimator is untouched
 
 
+def test_more_members_start_with_the_members_of_fewer():
+    """What the docstring offers instead of BaggingRegressor's warm_start:
+    with an int random_state, n_estimators=4 gives the 2 members of
+    n_estimators=2 (same seeds, same bootstrap samples), then new ones."""
+    X, y, qid, _ = _traceable(n_queries=10)
+    few = BaggingRanker(Recorder(), n_estimators=2, bootstrap=True, random_state=0).fit(X, y, groups=qid)
+    more = BaggingRanker(Recorder(), n_estimators=4, bootstrap=True, random_state=0).fit(X, y, groups=qid)
+    for one, two in zip(few.estimators_, more.estimators_):
+        assert one.random_state == two.random_state
+        np.testing.assert_array_equal(one.rows_, two.rows_)
+    seeds = [member.random_state for member in more.estimators_]
+    assert len(set(seeds)) == 4
+
+
+def test_bagging_regressor_parameters_are_refused():
+    """The docstring lists these as absent: an error, not a silent
+    default."""
+    for name, value in (("max_samples", 0.5), ("max_features", 0.5), ("bootstrap_features", True),
+                        ("oob_score", True), ("warm_start", True), ("verbose", 1)):
+        with pytest.raises(TypeError, match=name):
+            BaggingRanker(**{name: value})
+        with pytest.raises(ValueError, match=f"Invalid parameter '{name}'"):
+            BaggingRanker().set_params(**{name: value})
+
+
 @pytest.mark.parametrize("bootstrap", [False, True])
 def test_n_jobs_does_not_change_the_result(bootstrap):
     X, y, qid = _small()
