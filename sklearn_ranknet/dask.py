@@ -407,8 +407,13 @@ def ndcg_score(y_true, y_score, *, groups=None, k=None, gain="exponential", igno
     k : int, default=None
         NDCG@k; ``None`` uses every rank.
     gain : {"exponential", "linear"}, default="exponential"
+        ``2**label - 1`` or ``label``.
     ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents. If True, tied documents are ranked in input order.
     empty_query_score : float in [0, 1] or None, default=1.0
+        Score of a query whose ideal DCG is 0 (no document with a positive
+        label). ``None`` leaves such queries out of the mean.
     sample_weight : dask Array or Series of shape (n_samples,), default=None
         Query weights, constant within a query.
     partitioned_by_query : bool, default=False
@@ -463,10 +468,18 @@ def map_score(y_true, y_score, *, groups=None, k=None, ignore_ties=False, empty_
     groups : dask Array or Series of shape (n_samples,), default=None
         Query id of each row. ``None`` scores all rows as one query.
     k : int, default=None
+        MAP@k: only the top ``k`` ranks count. ``None`` uses every rank.
     ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents. If True, tied documents are ranked in input order.
     empty_query_score : float in [0, 1] or None, default=1.0
+        Score of a query with no relevant document. ``None`` leaves such
+        queries out of the mean.
     sample_weight : dask Array or Series of shape (n_samples,), default=None
+        Query weights, constant within a query.
     partitioned_by_query : bool, default=False
+        Whether every partition already holds whole queries (then no
+        shuffle; checked, an error if not).
 
     Returns
     -------
