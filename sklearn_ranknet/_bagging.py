@@ -344,6 +344,8 @@ class BaggingRanker(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature vectors, with the columns seen in ``fit`` (and the
+            ``query_column`` when it is set, which is dropped).
 
         Returns
         -------
@@ -377,6 +379,7 @@ class BaggingRanker(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature vectors, as in :meth:`predict`.
         y : array-like of shape (n_samples,)
             Graded relevance labels.
         groups : array-like of shape (n_samples,), default=None

@@ -250,8 +250,14 @@ class BaseRanker(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature vectors of (query, document) pairs, as in :meth:`fit`.
+            Later calls are converted to the precision of the first.
         y : array-like of shape (n_samples,)
+            Graded relevance of each row, finite and >= 0, as in :meth:`fit`.
         groups : array-like of shape (n_samples,), default=None
+            Query id of each row, as in :meth:`fit`; every query of the call
+            must be whole. ``None`` takes them from ``query_column`` when it
+            is set, and otherwise treats all rows as one query (and warns).
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, as in :meth:`fit`: they weigh this call's queries
             against each other, not the call against the others (a factor
@@ -262,6 +268,7 @@ class BaseRanker(BaseEstimator):
         Returns
         -------
         self : object
+            The updated ranker.
         """
         # Every call (MLPRegressor checks only the first): set_params between
         # calls may bring a value fit would refuse.
@@ -279,6 +286,8 @@ class BaseRanker(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature vectors, with the columns seen in ``fit`` (and the
+            ``query_column`` when it is set, which is dropped).
 
         Returns
         -------
@@ -359,6 +368,7 @@ class BaseRanker(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature vectors, as in :meth:`predict`.
         y : array-like of shape (n_samples,)
             Graded relevance labels.
         groups : array-like of shape (n_samples,), default=None

@@ -711,6 +711,8 @@ class _DaskRanker:
         Parameters
         ----------
         X : dask Array or dask DataFrame of shape (n_samples, n_features)
+            Feature vectors, with the columns seen in ``fit`` (and the
+            ``query_column`` when it is set, which is dropped).
 
         Returns
         -------
@@ -773,6 +775,7 @@ class _DaskRanker:
         Parameters
         ----------
         X : dask Array or dask DataFrame of shape (n_samples, n_features)
+            Feature vectors, as in :meth:`predict`.
         y : dask Array or Series of shape (n_samples,)
             Graded relevance labels, partitioned like ``X``.
         groups : dask Array or Series of shape (n_samples,), default=None
