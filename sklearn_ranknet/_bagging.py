@@ -101,7 +101,7 @@ class BaggingRanker(BaseEstimator):
         The fitted members.
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of str
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X was a DataFrame with string column names. The members
         are fitted on arrays.
 

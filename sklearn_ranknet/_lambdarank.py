@@ -233,7 +233,7 @@ class LambdaRankRanker(BaseRanker):
     coefs_ : list of ndarray
         Weight matrices; ``coefs_[i]`` has shape (fan_in, fan_out).
     intercepts_ : list of ndarray
-        Bias vectors.
+        Bias vectors; ``intercepts_[i]`` has shape (fan_out,).
     loss_curve_ : list of float
         Metric-weighted pair cross-entropy per query plus the L2 term after
         each epoch, with that epoch's final weights, on a fixed sample of
@@ -257,8 +257,18 @@ class LambdaRankRanker(BaseRanker):
     n_iter_ : int
         Epochs run by the last ``fit``, as in MLPRegressor: a
         ``warm_start`` fit counts its own; each ``partial_fit`` adds one.
+    t_ : int
+        Number of training rows the stochastic solver's minibatches have
+        held, summed over epochs; a ``warm_start`` fit and each
+        ``partial_fit`` add to it.
+    best_loss_ : float
+        Lowest training objective of an epoch since the last ``fit`` began
+        (``partial_fit`` calls keep lowering it): the stopping rule's
+        reference without early stopping. ``inf`` with early stopping.
     n_features_in_ : int
-    feature_names_in_ : ndarray of str
+        Number of features seen during ``fit`` (without the
+        ``query_column``).
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Only when X was a DataFrame with string column names.
     feature_mean_ : ndarray of shape (n_inputs,) or None
         Mean of each input of the network over the training rows: each
