@@ -46,8 +46,7 @@ _MAX_SEED = np.iinfo(np.int32).max
 
 
 class BaggingRanker(BaseEstimator):
-    """Average of rankers fitted with different seeds, optionally on
-    bootstrap samples of whole queries.
+    """Average of rankers fitted with different seeds, optionally on bootstrapped queries.
 
     Each of the ``n_estimators`` members is a clone of ``estimator`` whose
     every ``random_state`` parameter (nested ones too, e.g. inside a

@@ -144,10 +144,9 @@ def permutation_importance(
         (0, 1] a fraction of them (at least one query). A new subset is
         drawn for each repeat, shared by all features, and the baseline is
         scored on that same subset; queries of weight 0 in ``sample_weight``
-        are neither drawn nor counted. ``None`` uses every query. (Unlike
+        are neither drawn nor counted. ``None`` uses every query. Unlike
         scikit-learn's ``max_samples`` it counts queries: a query is scored
-        whole or not at all.)
-
+        whole or not at all.
     n_jobs : int, default=None
         Number of features permuted in parallel (joblib). ``None`` means 1
         unless in a :obj:`joblib.parallel_backend` context; ``-1`` uses
