@@ -573,7 +573,7 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
 
     Parameters
     ----------
-    path : str or path-like
+    path : str, path-like or binary file object
         SVMlight / LETOR file (may be ``.gz`` or ``.bz2`` compressed, as
         accepted by :func:`~sklearn.datasets.load_svmlight_file`). A binary
         file object is also accepted (a text one raises a ``TypeError``);
