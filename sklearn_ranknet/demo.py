@@ -37,7 +37,7 @@ def _load(args, parser):
     # file, and a test file without id 0 would shift every column).
     zero_based = args.zero_based
     loaded = []
-    for path in (args.train, args.test):
+    for training, path in ((True, args.train), (False, args.test)):
         try:
             loaded.append(load_letor(path, n_features=args.n_features, zero_based=zero_based))
         except (OSError, ValueError) as error:
@@ -49,6 +49,7 @@ def _load(args, parser):
                                       "give every row a qid: field, or the query sizes in that file")
             parser.error(f"cannot read {path}{hint}: {message}")
         _check_rows(path, *loaded[-1][:2], parser)
+        _check_queries(path, *loaded[-1][1:], parser, training=training)
     train, test = loaded
     # Ids the other file does not hold are columns of zeros there: both
     # matrices as wide as the wider one.
@@ -73,6 +74,24 @@ def _check_rows(path, X, y, parser):
                                remedy="Rescale them to a few grades (e.g. 0 to 4).")
     except ValueError as error:
         parser.error(str(error))
+
+
+def _check_queries(path, y, groups, parser, *, training):
+    """Refuse a file none of whose queries holds two documents of different
+    labels: trained on, the rankers learn nothing (a warning per ranker,
+    then numbers from their random initialization); tested on, any scores
+    rank every query perfectly and every model prints 1.0000."""
+    _, query = np.unique(groups, return_inverse=True)
+    lowest = np.full(query.max() + 1, np.inf)
+    highest = np.full(query.max() + 1, -np.inf)
+    np.minimum.at(lowest, query, y)
+    np.maximum.at(highest, query, y)
+    if np.any(lowest < highest):
+        return
+    consequence = ("the rankers have nothing to learn from it" if training
+                   else "any scores rank them perfectly and every model would score 1")
+    parser.error(f"{path}: no query holds two documents of different labels (every query has a "
+                 f"single row, or all its labels equal), so {consequence}.")
 
 
 def _seed(text):

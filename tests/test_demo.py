@@ -97,3 +97,19 @@ def test_a_file_without_query_ids_gets_advice_for_the_command_line(tmp_path, cap
     err = capsys.readouterr().err
     assert "give every row a qid: field, or the query sizes in that file" in err
     assert "query_path=" not in err
+
+
+@pytest.mark.parametrize("role", ["train", "test"])
+@pytest.mark.parametrize("rows", ["1 qid:1 1:0.5\n0 qid:2 1:0.2\n",          # one row per query
+                                  "0 qid:1 1:0.5\n0 qid:1 1:0.2\n0 qid:2 1:0.1\n"])  # labels all equal
+def test_a_file_with_nothing_to_rank_is_a_usage_error(files, tmp_path, capsys, role, rows):
+    # Trained on, the rankers learned nothing (a warning each); tested on,
+    # every model printed 1.0000 (with two warnings per model for single rows).
+    flat = _write(tmp_path / "flat.txt", rows)
+    train, test = (flat, files[1]) if role == "train" else (files[0], flat)
+    with pytest.raises(SystemExit) as exit_:
+        demo.main([train, test, "--zero-based"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert re.search(r"flat\.txt: no query holds two documents of different labels", err)
+    assert ("nothing to learn" in err) == (role == "train")
