@@ -143,9 +143,19 @@ def main(argv=None):
     for label, (model, takes_groups) in _models(args.seed).items():
         fit_params = {"groups": q_train} if takes_groups else {}
         started = time.perf_counter()
-        model.fit(X_train, y_train, **fit_params)
-        fit_time = time.perf_counter() - started
-        scores = model.predict(X_test)
+        try:
+            model.fit(X_train, y_train, **fit_params)
+            fit_time = time.perf_counter() - started
+            scores = model.predict(X_test)
+        except MemoryError:
+            # Most often a width far beyond the data: a mistyped --n-features
+            # or a stray huge feature id (the baseline densifies X, the
+            # rankers' first layer holds a weight per feature and unit).
+            source = ("--n-features" if args.n_features is not None
+                      else "the largest feature id in the files")
+            parser.error(f"{label} ran out of memory on {X_train.shape[0]} rows of "
+                         f"{X_train.shape[1]} features (the width set by {source}). "
+                         "Check that width, or give fewer rows.")
         ndcg = ndcg_score(y_test, scores, groups=q_test, k=10)
         ap = map_score(y_test, scores, groups=q_test)
         print(f"{label:<30}{ndcg:>9.4f}{ap:>8.4f}{fit_time:>9.2f}")

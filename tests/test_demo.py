@@ -113,3 +113,18 @@ def test_a_file_with_nothing_to_rank_is_a_usage_error(files, tmp_path, capsys, r
     err = capsys.readouterr().err
     assert re.search(r"flat\.txt: no query holds two documents of different labels", err)
     assert ("nothing to learn" in err) == (role == "train")
+
+
+def test_running_out_of_memory_is_a_usage_error_naming_the_width(files, monkeypatch, capsys):
+    # A mistyped --n-features (10**9) made the baseline densify X or the
+    # rankers allocate a weight per feature: a MemoryError traceback.
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 7.45 GiB")
+
+    monkeypatch.setattr(demo.Ridge, "fit", no_memory)
+    with pytest.raises(SystemExit) as exit_:
+        demo.main([*files, "--zero-based", "--n-features", "7"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert re.search(r"Ridge on labels \(pointwise\) ran out of memory on 3 rows of 7 features "
+                     r"\(the width set by --n-features\)", err)
