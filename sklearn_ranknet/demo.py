@@ -11,6 +11,7 @@ LETOR files carry ``qid:`` fields or a LightGBM-style ``.query`` sidecar.
 """
 
 import argparse
+import re
 import time
 
 import numpy as np
@@ -47,6 +48,12 @@ def _load(args, parser):
             # The library's advice names a parameter; here it is a file.
             message = message.replace("pass query_path= to give the query sizes",
                                       "give every row a qid: field, or the query sizes in that file")
+            # scikit-learn's message names its parameter, not the option.
+            too_small = re.search(r"n_features was set to (\d+), but input file contains (\d+) features", message)
+            if too_small:
+                needed = int(too_small[2])
+                message = (f"it holds {needed} features (feature ids up to {needed - zero_based}), "
+                           f"more than --n-features {too_small[1]}; pass --n-features {needed} or more.")
             parser.error(f"cannot read {path}{hint}: {message}")
         _check_rows(path, *loaded[-1][:2], parser)
         _check_queries(path, *loaded[-1][1:], parser, training=training)

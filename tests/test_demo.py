@@ -45,7 +45,7 @@ def test_both_files_are_numbered_alike_and_as_wide(files):
         (["{train}", "{test}"], "feature ids start at 0: pass --zero-based"),
         (["{train}"], "give both a training and a test file"),
         (["/nonexistent/train.txt", "{test}"], "cannot read /nonexistent/train.txt"),
-        (["{train}", "{test}", "--zero-based", "--n-features", "2"], "cannot read .*n_features"),
+        (["{train}", "{test}", "--zero-based", "--n-features", "2"], "cannot read .*more than --n-features 2; pass --n-features 3 or more"),
     ],
 )
 def test_bad_input_is_one_line_not_a_traceback(files, capsys, argv, message):
@@ -128,3 +128,18 @@ def test_running_out_of_memory_is_a_usage_error_naming_the_width(files, monkeypa
     err = capsys.readouterr().err
     assert re.search(r"Ridge on labels \(pointwise\) ran out of memory on 3 rows of 7 features "
                      r"\(the width set by --n-features\)", err)
+
+
+@pytest.mark.parametrize("zero_based, last_id", [(True, 4), (False, 5)])
+def test_a_too_small_feature_count_names_the_option(files, tmp_path, capsys, zero_based, last_id):
+    # Was scikit-learn's "n_features was set to 2, but input file contains
+    # 5 features": the library's parameter, not the command line's option.
+    test = files[1] if zero_based else _write(tmp_path / "test1.txt", "2 qid:5 1:0.7 2:0.2\n0 qid:5 2:0.4 5:1.5\n")
+    argv = [test, test, "--n-features", "2"] + (["--zero-based"] if zero_based else [])
+    with pytest.raises(SystemExit) as exit_:
+        demo.main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert (f"it holds 5 features (feature ids up to {last_id}), more than --n-features 2; "
+            "pass --n-features 5 or more.") in err
+    assert "n_features was set" not in err
