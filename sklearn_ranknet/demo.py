@@ -20,6 +20,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from . import LambdaRankRanker, ListNetRanker, RankNetRanker
+from ._groups import group_rows
 from .datasets import load_letor, make_ranking
 from ._validation import check_relevance_labels
 from .metrics import map_score, ndcg_score
@@ -88,12 +89,10 @@ def _check_queries(path, y, groups, parser, *, training):
     labels: trained on, the rankers learn nothing (a warning per ranker,
     then numbers from their random initialization); tested on, any scores
     rank every query perfectly and every model prints 1.0000."""
-    _, query = np.unique(groups, return_inverse=True)
-    lowest = np.full(query.max() + 1, np.inf)
-    highest = np.full(query.max() + 1, -np.inf)
-    np.minimum.at(lowest, query, y)
-    np.maximum.at(highest, query, y)
-    if np.any(lowest < highest):
+    queries = group_rows(groups, len(y))
+    arranged = y if queries.order is None else y[queries.order]
+    starts = queries.offsets[:-1]  # a loaded file's queries are never empty
+    if np.any(np.minimum.reduceat(arranged, starts) < np.maximum.reduceat(arranged, starts)):
         return
     consequence = ("the rankers have nothing to learn from it" if training
                    else "any scores rank them perfectly and every model would score 1")
@@ -146,7 +145,7 @@ def main(argv=None):
     print(f"  train {X_train.shape[0]} rows, {len(np.unique(q_train))} queries; "
           f"test {X_test.shape[0]} rows, {len(np.unique(q_test))} queries; "
           f"{X_train.shape[1]} features\n")
-    print(f"{'model':<30}{'NDCG@10':>9}{'MAP':>8}{'fit (s)':>9}")
+    print(f"{'model':<30}{'NDCG@10':>9}{'MAP':>8}{'fit (s)':>9}", flush=True)
     for label, (model, takes_groups) in _models(args.seed).items():
         fit_params = {"groups": q_train} if takes_groups else {}
         started = time.perf_counter()
@@ -165,7 +164,8 @@ def main(argv=None):
                          "Check that width, or give fewer rows.")
         ndcg = ndcg_score(y_test, scores, groups=q_test, k=10)
         ap = map_score(y_test, scores, groups=q_test)
-        print(f"{label:<30}{ndcg:>9.4f}{ap:>8.4f}{fit_time:>9.2f}")
+        # Flushed: piped (demo ... | tee log), each line shows as its model ends.
+        print(f"{label:<30}{ndcg:>9.4f}{ap:>8.4f}{fit_time:>9.2f}", flush=True)
     print("\nNDCG@10: gain 2**label - 1, tied scores averaged, queries without a "
           "relevant document score 1. MAP: relevant means label > 0.")
 
