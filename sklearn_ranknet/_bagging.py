@@ -12,6 +12,7 @@ their scores.
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.utils import check_random_state, get_tags
@@ -33,7 +34,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._base import OPTIMIZER_STATE, score_by_query
+from ._base import OPTIMIZER_STATE, BaseRanker, score_by_query
 from ._groups import group_rows, query_of_row, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._query_column import (
@@ -227,7 +228,11 @@ class BaggingRanker(BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Feature vectors of (query, document) pairs. A DataFrame sets
-            ``feature_names_in_``; the members get its values.
+            ``feature_names_in_``; the members get its values. Members other
+            than this package's rankers (which never write into it) get a
+            read-only view, so that a step working in place (e.g.
+            ``StandardScaler(copy=False)`` in a Pipeline) copies it instead of
+            changing it for the caller and the other members.
         y : array-like of shape (n_samples,)
             Graded relevance of each row.
         groups : array-like of shape (n_samples,), default=None
@@ -304,8 +309,9 @@ class BaggingRanker(BaseEstimator):
         # int(): validate_params takes n_estimators=True (a bool is an
         # Integral) as the rankers take max_iter=True, but randint refuses it.
         seeds = rng.randint(_MAX_SEED, size=int(self.n_estimators))
+        shared = _protected_rows(X, template)
         members = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_fit_member)(template, seed, X, y, fit_params, query_groups, drawable)
+            delayed(_fit_member)(template, seed, shared, y, fit_params, query_groups, drawable)
             for seed in seeds
         )
         self.estimator_ = template
@@ -344,7 +350,8 @@ class BaggingRanker(BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Feature vectors, with the columns seen in ``fit`` (and the
-            ``query_column`` when it is set, which is dropped).
+            ``query_column`` when it is set, which is dropped). Read-only
+            to the members, as in :meth:`fit`.
 
         Returns
         -------
@@ -358,6 +365,7 @@ class BaggingRanker(BaseEstimator):
 
     def _predict_features(self, X):
         X = validate_data(self, X, accept_sparse="csr", dtype=None, ensure_all_finite=False, reset=False)
+        X = _protected_rows(X, self.estimator_)
         # As many members at a time as there are threads, so that memory
         # holds that many score vectors, not one per member; summed in the
         # members' order whatever the threads did.
@@ -458,6 +466,37 @@ def _fit_member(template, seed, X, y, fit_params, query_groups, drawable):
         for name in OPTIMIZER_STATE:
             inner.__dict__.pop(name, None)
     return member
+
+
+def _protected_rows(X, template):
+    """``X`` as the members get it: a read-only view, unless they are rankers
+    of this package, which never write into their input.
+
+    Every member gets the same array (the caller's, or a view of it: a
+    DataFrame's values), so a member that works in place, such as a Pipeline
+    with ``StandardScaler(copy=False)``, would change the caller's ``X`` and
+    the rows of the members after it: the next one would fit its scaler on
+    rows already scaled, and ``predict`` would scale them again. scikit-learn
+    transformers copy a read-only input before writing into it (their
+    ``force_writeable``); any other writer gets numpy's read-only error
+    instead of a silent change. The package's rankers get ``X`` as it is, as
+    a read-only array would cost them a copy of every minibatch's rows (see
+    ``_inputs._gathers_in_one_pass``). A bootstrap sample is a copy per
+    member, and writable.
+    """
+    if isinstance(template, BaseRanker):
+        return X
+    if sp.issparse(X):
+        # A new matrix over read-only views of the same three arrays.
+        parts = []
+        for part in (X.data, X.indices, X.indptr):
+            view = part.view()
+            view.flags.writeable = False
+            parts.append(view)
+        return type(X)(tuple(parts), shape=X.shape, copy=False)
+    view = X.view()
+    view.flags.writeable = False
+    return view
 
 
 def _set_random_states(estimator, rng):

@@ -360,6 +360,40 @@ def test_routing_on_groups_reach_a_pipeline_member(bootstrap):
             assert len(np.unique(qid[recorder.rows_[recorder.groups_ == member_id]])) == 1
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_members_cannot_write_into_x_or_into_each_others_rows(sparse, bootstrap):
+    """Every member (and, in predict, every member after the first) got the
+    caller's X itself: a step that works in place (StandardScaler(copy=False))
+    scaled the caller's X, the next member fitted its scaler on the rows the
+    first had scaled (mean 0), and predict on the caller's X scaled it again.
+    Members now get a read-only view, which scikit-learn's transformers copy
+    before writing: each member sees the caller's values."""
+    import scipy.sparse as sp
+
+    X, y, qid = _small()
+    X = X * 3.0 + 5.0  # a mean and a scale for the scaler to remove
+    if sparse:
+        X[np.abs(X - 5.0) < 2.0] = 0.0  # some entries not stored
+        X = sp.csr_matrix(X)
+    original = X.copy()
+    pipe = make_pipeline(StandardScaler(copy=False, with_mean=not sparse), _ranker())
+    with sklearn.config_context(enable_metadata_routing=True):
+        bag = BaggingRanker(pipe, n_estimators=3, bootstrap=bootstrap, random_state=0)
+        bag.fit(X, y, groups=qid)
+        fitted_on_x = X.copy()
+        scores = bag.predict(X)
+        expected = np.mean([member.predict(original.copy()) for member in bag.estimators_], axis=0)
+    for after in (fitted_on_x, X):
+        np.testing.assert_array_equal(*(a.toarray() if sparse else a for a in (after, original)))
+    if not bootstrap:  # every member scaled the same rows: the caller's
+        reference = StandardScaler(with_mean=not sparse).fit(original)
+        for member in bag.estimators_:
+            np.testing.assert_array_equal(member[0].scale_, reference.scale_)
+    # Each member scored the caller's rows, as it does alone on a copy.
+    np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-12)
+
+
 def test_routing_on_pipeline_ranker_trains_on_queries():
     """End to end: the ranker inside each Pipeline got the query ids."""
     X, y, qid = _small()
