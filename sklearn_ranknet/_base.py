@@ -433,12 +433,19 @@ class BaseRanker(BaseEstimator):
         epochs of this fit (``loss_curve_`` and ``t_`` go on). Its stopping
         rule starts afresh too: the best loss of the fits before, on other
         data or another objective, would end this one after its patience
-        however much it improved."""
+        however much it improved. Its random draws (minibatch order,
+        validation split, noise) go on with the stream of the fits before,
+        unless ``random_state`` was changed since: then they start anew from
+        it, as every other changed hyperparameter applies."""
         if not (self.warm_start and hasattr(self, "coefs_")):
             self._reset()
         else:
             self.n_iter_ = 0
             self.best_loss_ = np.inf
+            # A model pickled before the seed was recorded keeps its stream.
+            if not _same_seed(getattr(self, "_random_state_from", self.random_state), self.random_state):
+                self._random_state = check_random_state(self.random_state)
+                self._random_state_from = self.random_state
         for name in OPTIMIZER_STATE:
             self.__dict__.pop(name, None)
 
@@ -449,6 +456,9 @@ class BaseRanker(BaseEstimator):
         ):
             self.__dict__.pop(name, None)
         self._random_state = check_random_state(self.random_state)
+        # What the stream was drawn from, so that a warm fit notices a
+        # random_state changed by set_params (see _begin_fit).
+        self._random_state_from = self.random_state
         self.n_iter_ = 0
         self.t_ = 0
         self.loss_curve_ = []
@@ -845,6 +855,15 @@ def _in_model_precision(X, dtype, method):
             "model on float64 X."
         )
     return cast
+
+
+def _same_seed(before, now):
+    """Whether the ``random_state`` parameter ``now`` is the one the random
+    stream was made from (``before``): an equal int, or the same object (a
+    RandomState instance, or None, whose stream a warm fit continues)."""
+    if isinstance(before, Integral) and isinstance(now, Integral):
+        return int(before) == int(now)
+    return before is now
 
 
 def _by_training_rows(choices, n_rows):

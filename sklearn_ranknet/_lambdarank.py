@@ -105,6 +105,9 @@ class LambdaRankRanker(BaseRanker):
         Nesterov momentum of the "sgd" solver.
     random_state : int, RandomState instance or None, default=None
         Seeds weight initialization, query shuffling and the validation split.
+        A ``warm_start`` fit goes on with the random stream of the fits
+        before it, or starts a new one from a ``random_state`` changed since
+        (by ``set_params``).
     warm_start : bool, default=False
         Continue from the previous solution on the next ``fit``.
     verbose : bool, default=False

@@ -956,6 +956,29 @@ def test_a_warm_fit_stops_on_its_own_losses(cls):
     assert warm.best_loss_ == min(warm_curve)
 
 
+@pytest.mark.parametrize("cls", RANKERS)
+def test_a_warm_fit_takes_a_random_state_changed_since(cls):
+    """A warm fit drew its minibatch order (and split, and noise) from the
+    stream the first fit had made, so random_state=1 and =2 set in between
+    gave the same model, bit for bit: the new value was ignored. Now a
+    changed random_state starts a new stream; an unchanged one (an equal
+    int) goes on with the old stream, as before."""
+    X, y, qid = _small(20)
+    first = cls(warm_start=True, max_iter=2, random_state=0, **FAST).fit(X, y, groups=qid)
+
+    def refit(**params):
+        return copy.deepcopy(first).set_params(**params).fit(X, y, groups=qid).predict(X)
+
+    kept = refit()
+    np.testing.assert_array_equal(refit(random_state=np.int64(0)), kept)
+    one, two = refit(random_state=1), refit(random_state=2)
+    assert not np.array_equal(one, two)
+    # A new stream from the new seed: as if the first fit had left that one.
+    reseeded = copy.deepcopy(first)
+    reseeded._random_state = np.random.RandomState(1)
+    np.testing.assert_array_equal(reseeded.fit(X, y, groups=qid).predict(X), one)
+
+
 def test_warm_start_can_switch_early_stopping_on():
     X, y, qid = _small(20)
     ranker = LambdaRankRanker(warm_start=True, max_iter=2, random_state=0, **FAST).fit(X, y, groups=qid)
