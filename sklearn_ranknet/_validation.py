@@ -13,10 +13,12 @@ def check_relevance_labels(
     y, *, exponential_gain, as_gains=True, input_name="y_true", remedy=LINEAR_GAIN_REMEDY
 ):
     """Raise ValueError unless every label is >= 0 (and <= 30 when the gain
-    is exponential; with ``as_gains``, the labels become NDCG gains, no
-    positive label below the smallest normal float). ``y`` is a finite
-    numeric array, already validated; ``remedy`` ends the message about
-    labels above 30."""
+    is exponential). With ``as_gains``, the labels become NDCG gains that are
+    summed: no positive label below the smallest normal float, none so large
+    that a query's sum overflows. Without it (MAP, which only asks whether a
+    label is > 0) any finite label >= 0 passes. ``y`` is a finite numeric
+    array, already validated; ``remedy`` ends the message about labels above
+    30."""
     if len(y) == 0:
         return
     lowest = y.min()
@@ -38,7 +40,7 @@ def check_relevance_labels(
             "precision. Rescale the labels."
         )
     highest = y.max()
-    if highest > np.finfo(np.float64).max / len(y):
+    if as_gains and highest > np.finfo(np.float64).max / len(y):
         raise ValueError(
             f"{input_name} holds labels up to {highest:g}: too large to sum "
             "without overflow. Rescale the labels."

@@ -638,6 +638,15 @@ def test_subnormal_labels_are_refused_as_gains(func, gain):
     assert map_score([5e-324, 0, 5e-324], S) == map_score([1, 0, 1], S)
 
 
+@pytest.mark.parametrize("func", [map_score, ap_per_query])
+def test_map_takes_any_finite_positive_label(func):
+    """MAP only asks whether a label is > 0 and sums no labels, so labels
+    too large to sum as gains (1e308 over 3 rows) are still relevant
+    documents, as the docstring promises (finite and >= 0)."""
+    y_huge = [1e308, 0.0, np.finfo(np.float64).max]
+    np.testing.assert_array_equal(_values(func(y_huge, S)), _values(func([1, 0, 1], S)))
+
+
 @pytest.mark.parametrize("func", [*ALL_FUNCTIONS, rank_within_groups])
 def test_two_column_input_is_named_in_the_error(func):
     two_columns = np.c_[S, S]
