@@ -301,6 +301,153 @@ def test_lightgbm_empty_queries_score_one():
 
 
 # --------------------------------------------------------------------------
+# 4b. Conformance with trec_eval (pytrec_eval) and ranx
+#
+# Both rank by score with their own tie rules. trec_eval breaks ties by
+# document name, descending (checked: with names that descend in input order
+# it agrees with ignore_ties=True on heavily tied scores, and not with the
+# tie average); ranx sorts with an unstable argsort, so it only gets untied
+# scores. Both use the linear gain for "ndcg" (ranx: "ndcg_burges" is
+# 2**rel - 1), relevant means label >= 1 (integer labels here, so the same as
+# our > 0), and both divide AP@k by R, every relevant document of the query,
+# where DESIGN.md divides by min(k, R): ours times min(k, R) / R is theirs.
+# trec_eval scores a query without a relevant document 0 (our
+# empty_query_score=0.0); ranx's qrels only hold queries with one.
+#
+# Tolerance: a DCG sums at most MAX_SIZE terms, each rounded (gain times a
+# discount that each side computes with its own log2), so each DCG is good
+# to about 2 * MAX_SIZE ulp of itself, and a ratio of two to twice that;
+# values are at most 1.
+
+EXTERNAL_MAX_SIZE = 25
+EXTERNAL_TOL = 4 * EXTERNAL_MAX_SIZE * np.finfo(np.float64).eps
+EXTERNAL_KS = (1, 3, 5, 10, 30)
+
+
+def _external_data(seed, tied):
+    """Interleaved queries of 1..25 documents, integer labels 0..4 (some
+    queries with none relevant), scores with heavy ties or none."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, EXTERNAL_MAX_SIZE + 1, 60)
+    groups = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.integers(0, 5, len(groups))
+    y[np.isin(groups, rng.choice(len(sizes), 8, replace=False))] = 0
+    if tied:
+        s = rng.integers(0, 4, len(groups)).astype(float)
+    else:
+        s = rng.permutation(len(groups)) / len(groups)
+    rows = rng.permutation(len(groups))
+    return y[rows], s[rows], groups[rows]
+
+
+def _as_trec(y, s, groups):
+    """qrels and run dicts; row i is document ``d{n - i}``, so that names
+    descend in input order and trec_eval's tie rule is ours with
+    ignore_ties=True."""
+    n = len(y)
+    qrels, run = {}, {}
+    for i, (label, score, q) in enumerate(zip(y.tolist(), s.tolist(), groups.tolist())):
+        doc = f"d{n - i:06d}"
+        qrels.setdefault(f"q{q}", {})[doc] = int(label)
+        run.setdefault(f"q{q}", {})[doc] = float(score)
+    return qrels, run
+
+
+def _cut_ap_by_r(ap_at_k, y, groups, ids, k):
+    """AP@k divided by min(k, R) (ours) turned into AP@k divided by R."""
+    n_relevant = np.array([np.count_nonzero(y[groups == q] > 0) for q in ids])
+    return ap_at_k * np.minimum(k, n_relevant) / np.maximum(n_relevant, 1)
+
+
+@pytest.mark.parametrize("seed,tied", [(0, True), (1, True), (2, False)])
+def test_matches_trec_eval_per_query(seed, tied):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    y, s, groups = _external_data(seed, tied)
+    qrels, run = _as_trec(y, s, groups)
+    cuts = ",".join(map(str, EXTERNAL_KS))
+    measures = {"ndcg", "map", f"ndcg_cut.{cuts}", f"map_cut.{cuts}"}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    kw = dict(groups=groups, ignore_ties=True, empty_query_score=0.0)
+
+    def check(measure, ids, values):
+        expected = np.array([theirs[f"q{q}"][measure] for q in ids.tolist()])
+        np.testing.assert_allclose(values, expected, rtol=0, atol=EXTERNAL_TOL, err_msg=measure)
+
+    ids, values = ndcg_per_query(y, s, gain="linear", **kw)
+    assert len(ids) == len(theirs)
+    check("ndcg", ids, values)
+    check("map", *ap_per_query(y, s, **kw))
+    for k in EXTERNAL_KS:
+        check(f"ndcg_cut_{k}", *ndcg_per_query(y, s, k=k, gain="linear", **kw))
+        ids, values = ap_per_query(y, s, k=k, **kw)
+        check(f"map_cut_{k}", ids, _cut_ap_by_r(values, y, groups, ids, k))
+
+
+def test_trec_eval_tie_rule_is_not_the_tie_average():
+    # Guard for the comparison above: on tied scores the two conventions
+    # differ, so the match is not one of untied data.
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    y, s, groups = _external_data(0, tied=True)
+    qrels, run = _as_trec(y, s, groups)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg"}).evaluate(run)
+    ids, values = ndcg_per_query(y, s, groups=groups, gain="linear", empty_query_score=0.0)
+    expected = np.array([theirs[f"q{q}"]["ndcg"] for q in ids.tolist()])
+    assert np.abs(values - expected).max() > 0.01
+
+
+@pytest.mark.parametrize("seed", [3])
+def test_matches_ranx_without_ties(seed):
+    ranx = pytest.importorskip("ranx")
+    y, s, groups = _external_data(seed, tied=False)
+    qrels, run = _as_trec(y, s, groups)
+    judged = {q: docs for q, docs in qrels.items() if any(docs.values())}
+    ranx_qrels, ranx_run = ranx.Qrels(judged), ranx.Run({q: run[q] for q in judged})
+    kw = dict(groups=groups, empty_query_score=None)  # queries ranx holds
+
+    for ignore_ties in (False, True):  # no ties: the same values
+        for k in (None, *EXTERNAL_KS):
+            at = "" if k is None else f"@{k}"
+            for gain, name in (("linear", "ndcg"), ("exponential", "ndcg_burges")):
+                theirs = ranx.evaluate(ranx_qrels, ranx_run, name + at, return_mean=False)
+                ids, values = ndcg_per_query(y, s, k=k, gain=gain, ignore_ties=ignore_ties, **kw)
+                assert [f"q{q}" for q in ids.tolist()] == sorted(judged, key=lambda q: int(q[1:]))
+                # ranx lists queries in its own order: by name
+                expected = dict(zip(ranx_qrels.keys(), theirs))
+                expected = np.array([expected[f"q{q}"] for q in ids.tolist()])
+                np.testing.assert_allclose(values, expected, rtol=0, atol=EXTERNAL_TOL)
+                mean = ndcg_score(y, s, k=k, gain=gain, ignore_ties=ignore_ties, **kw)
+                assert mean == pytest.approx(
+                    ranx.evaluate(ranx_qrels, ranx_run, name + at), rel=0, abs=EXTERNAL_TOL
+                )
+            theirs = dict(zip(ranx_qrels.keys(), ranx.evaluate(ranx_qrels, ranx_run, "map" + at, return_mean=False)))
+            ids, values = ap_per_query(y, s, k=k, ignore_ties=ignore_ties, **kw)
+            if k is not None:
+                values = _cut_ap_by_r(values, y, groups, ids, k)
+            expected = np.array([theirs[f"q{q}"] for q in ids.tolist()])
+            np.testing.assert_allclose(values, expected, rtol=0, atol=EXTERNAL_TOL)
+
+
+def test_exponential_gain_is_sklearn_on_transformed_labels():
+    """scikit-learn's ndcg_score has the linear gain only, but linear gain
+    on labels 2**y - 1 is exponential gain on y: an independent check of the
+    exponential gain with tie averaging, k cutting through tied blocks, and
+    fractional labels (gains of fractional labels: 2**y - 1, a few ulp)."""
+    rng = np.random.default_rng(8)
+    sizes = rng.integers(2, 40, 50)
+    groups = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.integers(0, 6, len(groups)).astype(float)
+    y[groups % 5 == 2] *= 0.41  # fractional labels
+    y[groups % 9 == 0] = 0.0  # nothing to find: sklearn scores 0
+    s = rng.integers(0, 5, len(groups)).astype(float)  # heavy ties
+    for k in (None, 1, 2, 7, 20):
+        ids, values = ndcg_per_query(y, s, groups=groups, k=k, empty_query_score=0.0)
+        for q in ids.tolist():
+            rows = groups == q
+            expected = sklearn_ndcg_score([2.0 ** y[rows] - 1.0], [s[rows]], k=k)
+            assert values[q] == pytest.approx(expected, rel=0, abs=4 * 40 * np.finfo(float).eps)
+
+
+# --------------------------------------------------------------------------
 # 5. Properties (hypothesis)
 
 
@@ -453,6 +600,115 @@ def test_invariant_to_monotone_transform_of_scores(data, name, k, ignore_ties, t
     mean2, _, values2 = _ours(name, y, MONOTONE[transform](s), g, **kw)
     np.testing.assert_array_equal(values2, values)
     assert mean2 == mean
+
+
+# Weighted means. np.average sums n terms twice (weights, and weights times
+# values in [0, 1]): each sum is good to n ulp of itself, so a mean of values
+# in [0, 1] to about 2n ulp, whatever the order of the terms.
+
+
+def _weighted_mean_tol(n_queries):
+    return 4 * (n_queries + 1) * np.finfo(np.float64).eps
+
+
+def _weighted(name, y, s, g, w, **kw):
+    """The weighted mean, or the ValueError's class name when nothing is
+    left to average (every query empty with empty_query_score=None, or
+    every query left weighing 0)."""
+    mean_func, _, fixed, _ = METRICS[name]
+    try:
+        return mean_func(y, s, groups=g, sample_weight=w, **fixed, **kw)
+    except ValueError:
+        return "ValueError"
+
+
+query_weight_values = st.integers(0, 5)
+
+
+@PROPERTY_SETTINGS
+@given(ranking_data(), ranking_data(), st.data(), metric_names, ks, st.booleans(),
+       st.sampled_from([1.0, 0.0, None]))
+def test_a_query_weighing_zero_changes_nothing(data, extra, draw, name, k, ignore_ties,
+                                               empty_query_score):
+    y, s, g = data
+    n_queries = len(np.unique(g))
+    per_query = np.array(draw.draw(st.lists(query_weight_values, min_size=n_queries,
+                                            max_size=n_queries)), dtype=float)
+    w = per_query[g]
+    # The queries of ``extra`` (as long, k-cut and tied as any) join with
+    # new ids, their rows interleaved with the others, all weighing 0.
+    # Each query's rows keep their order (with ignore_ties=True it ranks ties).
+    y2, s2, g2 = extra
+    all_ids = np.r_[g, g2 + 100]
+    rows = np.random.default_rng(len(all_ids)).permutation(len(all_ids))
+    for q in np.unique(all_ids):
+        slots = np.flatnonzero(all_ids[rows] == q)
+        rows[slots] = np.sort(rows[slots])
+    kw = dict(k=k, ignore_ties=ignore_ties, empty_query_score=empty_query_score)
+    before = _weighted(name, y, s, g, w, **kw)
+    after = _weighted(name, np.r_[y, y2][rows], np.r_[s, s2][rows], all_ids[rows],
+                      np.r_[w, np.zeros(len(y2))][rows], **kw)
+    if before == "ValueError" or after == "ValueError":
+        assert before == after
+    else:
+        assert after == pytest.approx(before, rel=0, abs=_weighted_mean_tol(n_queries))
+
+
+@PROPERTY_SETTINGS
+@given(ranking_data(), st.data(), metric_names, ks, st.booleans(), st.sampled_from([1.0, None]),
+       st.sampled_from([1e-200, 1e-3, 7.0, 1e200]))
+def test_scaling_sample_weight_changes_nothing(data, draw, name, k, ignore_ties,
+                                               empty_query_score, factor):
+    # Integer weights times a factor stay normal floats: each ratio to the
+    # largest weight is off by a few ulp, each sum by n ulp.
+    y, s, g = data
+    n_queries = len(np.unique(g))
+    per_query = np.array(draw.draw(st.lists(query_weight_values, min_size=n_queries,
+                                            max_size=n_queries)), dtype=float)
+    kw = dict(k=k, ignore_ties=ignore_ties, empty_query_score=empty_query_score)
+    plain = _weighted(name, y, s, g, per_query[g], **kw)
+    scaled = _weighted(name, y, s, g, factor * per_query[g], **kw)
+    if plain == "ValueError" or scaled == "ValueError":
+        assert plain == scaled
+    else:
+        assert scaled == pytest.approx(plain, rel=0, abs=_weighted_mean_tol(n_queries))
+
+
+@PROPERTY_SETTINGS
+@given(ranking_data(), st.data(), metric_names, ks, st.booleans(), st.sampled_from([1.0, None]))
+def test_an_integer_weight_is_repeating_the_query(data, draw, name, k, ignore_ties,
+                                                  empty_query_score):
+    y, s, g = data
+    n_queries = len(np.unique(g))
+    per_query = draw.draw(st.lists(st.integers(0, 3), min_size=n_queries, max_size=n_queries))
+    copies = [np.flatnonzero(g == q) for q in range(n_queries) for _ in range(per_query[q])]
+    kw = dict(k=k, ignore_ties=ignore_ties, empty_query_score=empty_query_score)
+    weighted = _weighted(name, y, s, g, np.array(per_query, dtype=float)[g], **kw)
+    if not copies:  # every weight 0: refused
+        assert weighted == "ValueError"
+        return
+    rows = np.concatenate(copies)
+    repeated_ids = np.repeat(np.arange(len(copies)), [len(c) for c in copies])
+    repeated = _weighted(name, y[rows], s[rows], repeated_ids, None, **kw)
+    if weighted == "ValueError" or repeated == "ValueError":
+        assert weighted == repeated
+    else:
+        assert weighted == pytest.approx(repeated, rel=0, abs=_weighted_mean_tol(len(copies)))
+
+
+@PROPERTY_SETTINGS
+@given(ranking_data(), metric_names, st.booleans(), st.sampled_from([1.0, 0.0, None]),
+       st.sampled_from([0, 1, 7, 2**40]))
+def test_k_at_least_the_longest_query_is_the_whole_list(data, name, ignore_ties,
+                                                         empty_query_score, beyond):
+    y, s, g = data
+    k = int(np.bincount(g).max()) + beyond
+    kw = dict(ignore_ties=ignore_ties, empty_query_score=empty_query_score)
+    mean, ids, values = _ours(name, y, s, g, k=k, **kw)
+    whole_mean, whole_ids, whole_values = _ours(name, y, s, g, k=None, **kw)
+    np.testing.assert_array_equal(ids, whole_ids)
+    np.testing.assert_array_equal(values, whole_values)
+    assert mean == whole_mean
 
 
 # --------------------------------------------------------------------------
