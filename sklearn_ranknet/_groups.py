@@ -286,7 +286,8 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight", re
     ------
     ValueError
         If a query's rows carry different weights, or if a weight is
-        negative, complex or not finite, or if every weight is 0.
+        negative, complex, not finite or not a number, or if every weight
+        is 0.
 
     Examples
     --------
@@ -295,11 +296,18 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight", re
     """
     if sample_weight is None:
         return None
-    if np.asarray(sample_weight).dtype.kind == "c":
+    try:
+        complex_values = np.asarray(sample_weight).dtype.kind == "c"
+        weights = None if complex_values else np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        # numpy's message ("could not convert string to float: 'a'", a
+        # TypeError for dicts, "inhomogeneous shape" for nested lists)
+        # names no input, and the caller converts several.
+        raise ValueError(f"{input_name} must hold one number per row ({exc}).") from exc
+    if complex_values:
         # The cast to float64 would drop the imaginary parts, with only
         # numpy's ComplexWarning to say so (scikit-learn refuses them too).
         raise ValueError(f"{input_name} must hold real numbers; got complex values.")
-    weights = np.asarray(sample_weight, dtype=np.float64)
     if weights.ndim == 0:  # one weight for every row, as scikit-learn's estimators take it
         weights = np.full(query_groups.n_samples, weights)
     if weights.ndim != 1 or len(weights) != query_groups.n_samples:

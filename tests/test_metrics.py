@@ -858,6 +858,20 @@ def test_text_in_a_pandas_series_is_refused_as_in_an_array(func):
         func(Y, pd.Series(["0.3", "0.2", "0.1"], dtype=object))
 
 
+@pytest.mark.parametrize("func", [ndcg_score, map_score])
+@pytest.mark.parametrize(
+    "weights",
+    [["a", "a", "a"], [{"w": 1}] * 3, [[1.0], 1.0, 1.0]],
+    ids=["text", "dicts", "ragged"],
+)
+def test_weights_that_are_not_numbers_are_named_in_the_error(func, weights):
+    # numpy's own complaint ("could not convert string to float: 'a'",
+    # "float() argument must be ... not 'dict'", a TypeError) named no input:
+    # y_true, y_score and groups are all converted too.
+    with pytest.raises(ValueError, match="^sample_weight must hold one number per row"):
+        func(Y, S, groups=[0, 0, 0], sample_weight=weights)
+
+
 @pytest.mark.parametrize("func", NDCG_FUNCTIONS)
 def test_labels_above_30_need_linear_gain(func):
     with pytest.raises(ValueError, match="at most 30"):
