@@ -35,7 +35,14 @@ Notes
   not), then ``(x - mean) * (1 / scale)`` (ops Sub, Mul). A float64 mean is stored
   in a float32 graph as the sum of two float32 numbers and subtracted in two
   steps, so a feature whose mean dwarfs its spread (e.g. ``1e4 + N(0, 1)``)
-  keeps its float32 precision. ``"piecewise"`` encodes first: each feature
+  keeps its float32 precision. For ``"log1p"`` a float32 graph also avoids
+  rounding the log itself before the mean is subtracted (which would keep
+  2-3 digits of the variation of ``log1p(1e4 + N(0, 1))``): where ``x`` is on
+  the mean's side of 0 and at least half of ``c = expm1(|mean|)``, it
+  computes ``log1p(|x|) - |mean|`` as ``log1p((|x| - c) / (1 + c))`` (ops
+  Less and Where pick the rows). A model trained in float32 rounds the log
+  to float32 in its own ``predict``, so its scores agree with the graph's
+  only to that rounding. ``"piecewise"`` encodes first: each feature
   is gathered once per bin (Gather), then ``min(max((x - lower) * (1 / width),
   0), 1) - level`` (ops Sub, Mul, Max, Min, Sub) gives its bins' inputs, which
   are standardized as above.
@@ -466,22 +473,64 @@ def _graph_for(scope, operator, container):
     return _Graph(scope, container, proto)
 
 
-def _signed_log1p(g, x):
-    """sign(x) * log1p(|x|). ONNX has no log1p: with u = 1 + |x| rounded,
-    log1p(|x|) = log(u) + log(1 + (|x| - (u - 1)) / u), and the second term,
+def _log1p(g, a):
+    """log1p(a) for a > -1. ONNX has no log1p: with u = 1 + a rounded,
+    log1p(a) = log(u) + log(1 + (a - (u - 1)) / u), and the second term,
     the rounding error of u relative to u, is below the type's epsilon, so
-    its first-order value (|x| - (u - 1)) / u leaves an error of order eps**2
-    (plain log(1 + |x|) loses all precision for |x| below eps)."""
-    a = g.node("Abs", [x], "abs")
+    its first-order value (a - (u - 1)) / u leaves an error of order eps**2
+    (plain log(1 + a) loses all precision for |a| below eps)."""
     one = g.constant("one", [1.0])
     u = g.binary(apply_add, "Add", a, one, "one_plus")
     u_minus_one = g.binary(apply_sub, "Sub", u, one, "u_minus_one")
     error = g.binary(apply_sub, "Sub", a, u_minus_one, "rounding")
     correction = g.binary(apply_div, "Div", error, u, "correction")
     log_u = g.node("Log", [u], "log")
-    log1p = g.binary(apply_add, "Add", log_u, correction, "log1p")
+    return g.binary(apply_add, "Add", log_u, correction, "log1p")
+
+
+def _signed_log1p(g, x):
+    """sign(x) * log1p(|x|)."""
+    log1p = _log1p(g, g.node("Abs", [x], "abs"))
     sign = g.node("Sign", [x], "sign", op_version=9)
     return g.binary(apply_mul, "Mul", sign, log1p, "signed_log1p")
+
+
+def _centred_signed_log1p(g, x, mean):
+    """sign(x) * log1p(|x|) - mean, accurate in a float32 graph.
+
+    A feature far from 0 compared with its spread (``1e4 + N(0, 1)``: a
+    log1p of 9.2 that varies by 1e-4) loses its variation when its log1p is
+    rounded to float32 before the mean is subtracted, and standardizing then
+    magnifies the loss by 1 / scale. Where x lies on the mean's side of 0
+    with |x| >= c / 2, c = expm1(|mean|), the difference is computed without
+    forming the log1p: log1p(|x|) - log1p(c) = log1p((|x| - c) / (1 + c)),
+    where |x| - c is exact near c (c split into two float32 numbers, see
+    :func:`_subtract_precisely`) and the argument is at least -1/2, so the
+    result has float32's relative precision. Elsewhere the difference is at
+    least log((1 + c) / (1 + c / 2)) in size (|mean| / 2 for a small mean,
+    log(2) for a large one; more on the other side of 0), so the direct
+    difference keeps all but a few epsilons of |mean| / log(2) of it.
+    """
+    mean = np.asarray(mean, dtype=np.float64)
+    direct = _subtract_precisely(g, _signed_log1p(g, x), mean, "centred")
+    with np.errstate(over="ignore"):
+        c = np.expm1(np.abs(mean))
+    # The direct difference everywhere (threshold inf) for a mean of 0, which
+    # has no side, and for a c that the graph's type cannot hold (|mean|
+    # above about 88 in float32: a float64 model of values beyond float32's
+    # range, which float32 input cannot reach anyway).
+    shifts = (mean != 0) & (c < np.finfo(g.dtype).max / 2)
+    side = np.where(shifts, np.sign(mean), 0.0)
+    c = np.where(shifts, c, 0.0)
+    threshold = np.where(shifts, c / 2, np.inf)
+    on_side = g.binary(apply_mul, "Mul", x, g.constant("mean_side", side), "on_mean_side")
+    a = _subtract_precisely(g, on_side, c, "above_mean_value")
+    a = g.binary(apply_mul, "Mul", a, g.constant("inv_one_plus_mean_value", 1.0 / (1.0 + c)), "ratio")
+    # Rows that take the direct path may give a below -1 here (NaN from Log):
+    # Where discards them.
+    shifted = g.binary(apply_mul, "Mul", _log1p(g, a), g.constant("mean_side", side), "shifted_log1p")
+    use_direct = g.node("Less", [on_side, g.constant("shift_threshold", threshold)], "use_direct", op_version=9)
+    return g.node("Where", [use_direct, direct, shifted], "centred", op_version=9)
 
 
 def _piecewise(g, x, encoding):
@@ -540,12 +589,16 @@ def _convert_ranker(scope, operator, container):
             kept, onnx_proto.TensorProto.INT64, [function.n_features], function.kept_columns()
         )
         x = g.node("Gather", [x, kept], "features", axis=1)
-    if function.kind == "log1p":
-        x = _signed_log1p(g, x)
-    if function.kind == "piecewise":
-        x = _piecewise(g, x, function.encoding)
-    if function.kind is not None:
-        x = _standardize(g, x, function.mean, function.scale)
+    if function.kind == "log1p" and g.dtype == np.float32:
+        x = _centred_signed_log1p(g, x, function.mean)
+        x = g.binary(apply_mul, "Mul", x, g.constant("inv_scale", 1.0 / function.scale), "standardized")
+    else:  # (a float64 graph computes log1p and centres as predict does)
+        if function.kind == "log1p":
+            x = _signed_log1p(g, x)
+        if function.kind == "piecewise":
+            x = _piecewise(g, x, function.encoding)
+        if function.kind is not None:
+            x = _standardize(g, x, function.mean, function.scale)
 
     n_layers = len(function.coefs)
     for i, (W, b) in enumerate(zip(function.coefs, function.intercepts)):
