@@ -46,6 +46,13 @@ Notes
   is gathered once per bin (Gather), then ``min(max((x - lower) * (1 / width),
   0), 1) - level`` (ops Sub, Mul, Max, Min, Sub) gives its bins' inputs, which
   are standardized as above.
+* Non-finite input: ``predict`` raises ValueError on NaN or infinite values
+  (and on rows whose scores overflow), but a graph cannot raise. A row with
+  a NaN scores NaN. An infinite value scores NaN under ``"log1p"``, ``inf``,
+  ``-inf`` or NaN under ``"standard"`` and None, and under ``"piecewise"``
+  as any value beyond the largest (or smallest) bin edge: a finite score.
+  Check inputs before serving (e.g. ``np.isfinite(X).all(axis=1)``) where
+  such values can occur.
 * Network: MatMul and Add per layer; Sigmoid, Tanh or Relu after each hidden
   layer (nothing for ``"identity"``); the output layer is linear.
 * BaggingRanker: every member is converted by its own converter (a member
