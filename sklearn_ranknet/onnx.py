@@ -65,6 +65,9 @@ error instead of exporting wrong scores: an unfitted model
 (:class:`~sklearn.exceptions.NotFittedError`); a ranker whose
 ``query_column`` is a column *name* (:class:`NotImplementedError`: the graph
 never sees column names; give the column's position, or refit without it);
+a BaggingRanker with a ``query_column`` of its own (:class:`NotImplementedError`
+naming the refit that exports: the position on its estimator, or, with
+``bootstrap=True``, which needs the column on the ensemble, ``groups``);
 a fitted state other than the one described above (an unknown activation,
 input scaling or layer shapes: :class:`ValueError`). As a last guard, every
 conversion recomputes the exported function with NumPy on a few synthetic
@@ -232,15 +235,32 @@ def _query_position(model, n_features):
 
 
 def _check_no_query_column(model):
+    """Refuse a BaggingRanker that reads query ids from a column of X, with
+    the refit that exports: its fit refuses a column on a bootstrapped
+    ensemble's estimator, so the fix depends on ``bootstrap``."""
     query_column = getattr(model, "query_column", None)
-    if query_column is not None:
-        raise NotImplementedError(
-            f"{type(model).__name__}(query_column={query_column!r}) reads the query "
-            "ids from a column of X, which its ONNX export does not support yet. "
-            "Remove the query column before export: set query_column on its "
-            "members instead (their graphs drop a column given by position), or "
-            "refit without it."
+    if query_column is None:
+        return
+    if getattr(model, "bootstrap", False):
+        fix = (
+            "With bootstrap=True the column cannot move to its estimator (the members "
+            "must get the query ids of their sample), so refit it on X without the "
+            "query column, passing the query ids as groups=<query id per row> to fit."
         )
+    else:
+        position = query_column if isinstance(query_column, (int, np.integer)) else "<position>"
+        template = getattr(model, "estimator_", None) or getattr(model, "estimator", None)
+        name = type(template).__name__ if template is not None else "LambdaRankRanker"
+        fix = (
+            "Refit with the column's position on its estimator instead "
+            f"(BaggingRanker({name}(query_column={position}, ...))): the members' "
+            "graphs drop a column given by position. Or refit without the column, "
+            "passing the query ids as groups=<query id per row> to fit."
+        )
+    raise NotImplementedError(
+        f"{type(model).__name__}(query_column={query_column!r}) reads the query "
+        f"ids from a column of X, which its ONNX export does not support. {fix}"
+    )
 
 
 def _check_fitted(model, attribute):

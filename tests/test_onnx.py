@@ -321,16 +321,32 @@ def test_query_column_name_is_refused(data):
         skl2onnx.to_onnx(model, frame.to_numpy(np.float32)[:1])
 
 
-def test_query_column_of_a_bagging_ranker_is_refused(data, fitted):
-    # BaggingRanker has no query_column (its members may): should it get
-    # one, the converter must not guess what it means.
-    X = data[0].astype(np.float32)
-    bagging = BaggingRanker(n_estimators=1)
-    bagging.estimators_ = [fitted]
-    bagging.n_features_in_ = X.shape[1]
-    bagging.query_column = 0
-    with pytest.raises(NotImplementedError, match="Remove the query column before export"):
-        skl2onnx.to_onnx(bagging, X[:1])
+@needs_query_column
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_query_column_of_a_bagging_ranker_is_refused_with_a_fix_that_fits(data, bootstrap):
+    # The refusal used to say "set query_column on its members instead"
+    # whatever bootstrap was, and fit refuses exactly that with
+    # bootstrap=True ("Set query_column on the BaggingRanker instead"): the
+    # two messages sent the user in a circle. Each fix it names must fit
+    # and export.
+    X, y, qid = data
+    Xq32 = np.insert(X, 0, qid, axis=1).astype(np.float32)
+    bagging = BaggingRanker(
+        LambdaRankRanker(max_iter=2), n_estimators=2, bootstrap=bootstrap, query_column=0, random_state=0
+    ).fit(Xq32, y)
+    if bootstrap:
+        expected = r"bootstrap=True.*refit it on X without the query column.*groups="
+        fixed = BaggingRanker(LambdaRankRanker(max_iter=2), n_estimators=2, bootstrap=True, random_state=0)
+        fixed.fit(Xq32[:, 1:], y, groups=qid)
+        X_fixed = Xq32[:, 1:]
+    else:
+        expected = r"BaggingRanker\(LambdaRankRanker\(query_column=0, \.\.\.\)\)"
+        fixed = BaggingRanker(LambdaRankRanker(max_iter=2, query_column=0), n_estimators=2, random_state=0)
+        fixed.fit(Xq32, y)
+        X_fixed = Xq32
+    with pytest.raises(NotImplementedError, match=expected):
+        skl2onnx.to_onnx(bagging, Xq32[:1])
+    assert_scores_match(onnx_scores(fixed, X_fixed), fixed.predict(X_fixed))
 
 
 def test_a_one_dimensional_sample_is_refused_with_the_fix(data, fitted):
