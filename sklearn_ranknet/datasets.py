@@ -337,6 +337,9 @@ def make_ranking(
             f"The 'noise' parameter of make_ranking must be a float in the range [0, {_MAX_NOISE:g}]. "
             f"Got {noise!r} instead."
         )
+    # Squared below in its own dtype, a float32 (float16) noise overflows
+    # past ~1.8e19 (~256): infinite label cuts, every label 0 or 1.
+    noise = float(noise)
     if n_informative > n_features:
         raise ValueError(
             f"n_informative={n_informative} must not exceed "

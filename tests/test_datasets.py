@@ -212,6 +212,20 @@ def test_make_ranking_takes_numpy_scalars_quietly():
     np.testing.assert_array_equal(y32, y)
 
 
+@pytest.mark.parametrize("noise", [np.float32(1e20), np.float16(300.0), np.float32(3e19)])
+def test_make_ranking_narrow_noise_is_squared_in_float64(noise):
+    # Valid noises (<= 1e150) whose square overflows their own dtype
+    # (float32 past ~1.8e19, float16 past ~256): the label cuts became
+    # infinite and every label 0 or 1, with only a RuntimeWarning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X_narrow, y_narrow, _ = make_ranking(20, noise=noise, n_features=4, n_informative=3, random_state=0)
+    X, y, _ = make_ranking(20, noise=float(noise), n_features=4, n_informative=3, random_state=0)
+    np.testing.assert_array_equal(X_narrow, X)
+    np.testing.assert_array_equal(y_narrow, y)
+    assert y.max() >= 3  # the grades above 1 exist at any noise (about 10 %)
+
+
 def test_make_ranking_keyword_only():
     with pytest.raises(TypeError):
         make_ranking(10, 5)
