@@ -326,11 +326,15 @@ def make_ranking(
     >>> bool(np.all((y >= 0) & (y <= 4)))
     True
     """
-    for name, value in (("n_queries", n_queries), ("n_features", n_features),
-                        ("n_informative", n_informative), ("min_docs", min_docs), ("max_docs", max_docs)):
-        if isinstance(value, (bool, np.bool_)):  # an Integral to validate_params
+    # A bool is an Integral (and a Real) to validate_params: noise=True would
+    # silently be 1.0, empty_query_fraction=True empty every query.
+    for name, value, kind in (("n_queries", n_queries, "an int"), ("n_features", n_features, "an int"),
+                              ("n_informative", n_informative, "an int"), ("min_docs", min_docs, "an int"),
+                              ("max_docs", max_docs, "an int"), ("noise", noise, "a float"),
+                              ("empty_query_fraction", empty_query_fraction, "a float")):
+        if isinstance(value, (bool, np.bool_)):
             raise InvalidParameterError(
-                f"The {name!r} parameter of make_ranking must be an int, not a bool. Got {value!r} instead."
+                f"The {name!r} parameter of make_ranking must be {kind}, not a bool. Got {value!r} instead."
             )
     if float(noise) > _MAX_NOISE:
         raise InvalidParameterError(

@@ -191,6 +191,8 @@ def test_make_ranking_deterministic(default_draw):
         ({"min_docs": 10, "max_docs": 5}, "min_docs"),
         ({"noise": -0.1}, "noise"),
         ({"noise": 1e200}, "noise"),  # its square would overflow: refused up front
+        ({"noise": True}, "noise.*not a bool"),  # was silently noise=1.0
+        ({"empty_query_fraction": True}, "empty_query_fraction.*not a bool"),  # emptied every query
         ({"empty_query_fraction": -0.1}, "empty_query_fraction"),
         ({"empty_query_fraction": 1.5}, "empty_query_fraction"),
         ({"random_state": "seed"}, "random_state"),
