@@ -39,7 +39,8 @@ DEFAULT_K = 10
         "X": ["array-like", "sparse matrix"],
         "y": ["array-like"],
         "groups": ["array-like", None],
-        "scoring": [callable, dict, None],
+        # A name or a list is refused in _check_scoring, with what to pass.
+        "scoring": [callable, dict, str, list, tuple, None],
         "n_repeats": [Interval(Integral, 1, None, closed="left")],
         "permute": [StrOptions({"within_queries", "all_rows"})],
         "max_queries": [
@@ -123,6 +124,10 @@ def permutation_importance(
         - a dict ``{name: scorer}`` of the above, each returning one float,
           for several metrics.
 
+        Unlike scikit-learn, a scorer's name (``"ndcg"``) or a list of
+        names or scorers is refused: scikit-learn's named scorers score all
+        rows as one list, and several metrics are given as a dict.
+
     n_repeats : int, default=5
         Number of times each feature is permuted.
 
@@ -185,7 +190,8 @@ def permutation_importance(
         row of ``X``, if no query ids are given (neither ``groups`` nor a
         ``query_column``), if ``sample_weight`` varies within a query, if
         ``max_queries`` exceeds the number of queries, or if ``scoring`` is
-        a scikit-learn scorer whose metric does not take ``groups``.
+        a scikit-learn scorer whose metric does not take ``groups``, a
+        scorer's name, or a list or tuple.
 
     See Also
     --------
@@ -382,6 +388,21 @@ def _check_scoring(scoring):
     """A callable ``score(estimator, X, y, groups, sample_weight)``."""
     if scoring is None:
         return _ndcg_at_10
+    if isinstance(scoring, str):
+        # scikit-learn users' habit; its named scorers ("ndcg" included)
+        # score all rows as one list.
+        raise ValueError(
+            f"scoring={scoring!r} is a name of a scikit-learn scorer, which scores all rows as one "
+            "list; permutation_importance scores query by query and takes a scorer object: "
+            "scoring=ndcg_scorer(10) (mean NDCG@10, the default), ndcg_scorer(k), map_scorer(k) "
+            "from sklearn_ranknet.metrics, or any callable scorer(estimator, X, y, groups=...)."
+        )
+    if isinstance(scoring, (list, tuple)):
+        raise ValueError(
+            f"scoring is a {type(scoring).__name__}; for several metrics pass a dict of scorers "
+            "(from sklearn_ranknet.metrics), one result per name, e.g. "
+            "scoring={'ndcg@10': ndcg_scorer(10), 'map': map_scorer()}."
+        )
     if isinstance(scoring, dict):
         if not scoring:
             raise ValueError("scoring is an empty dict; give at least one scorer.")

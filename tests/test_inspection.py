@@ -552,6 +552,24 @@ def test_bad_parameters(kwargs, error, match):
         permutation_importance(model, X, y, groups=qid, **kwargs)
 
 
+@pytest.mark.parametrize(
+    "scoring, match",
+    [
+        ("ndcg", r"scoring='ndcg' is a name.*scoring=ndcg_scorer\(10\)"),
+        ("neg_mean_squared_error", r"scoring='neg_mean_squared_error' is a name"),
+        (["ndcg", "map"], r"scoring is a list.*\{'ndcg@10': ndcg_scorer\(10\), 'map': map_scorer\(\)\}"),
+        ((ndcg_scorer(5),), r"scoring is a tuple.*dict"),
+    ],
+)
+def test_scoring_by_name_or_as_a_list_says_what_to_pass(scoring, match):
+    # scikit-learn takes these; here they were refused with the generic
+    # "must be a callable, an instance of 'dict' or None", which names
+    # neither the scorers that score by query nor the dict form.
+    X, y, qid, model = _interleaved()
+    with pytest.raises(ValueError, match=match):
+        permutation_importance(model, X, y, groups=qid, scoring=scoring)
+
+
 def test_bad_lengths_and_weights():
     X, y, qid, model = _interleaved(string_ids=False)
     with pytest.raises(ValueError, match="groups has .* entries but the data has"):
