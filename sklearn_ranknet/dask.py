@@ -219,7 +219,16 @@ def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, fe
             y = float_column(y, y_name)
         frame[_Y] = np.asarray(y).ravel()
     if scores is not None:
-        frame[_SCORE] = np.asarray(scores, dtype=np.float64).ravel()
+        values = np.asarray(scores)
+        if values.dtype.kind in "iu":
+            # Kept as integers: after co-location the in-memory check sees a
+            # query's rows together and refuses integers past 2**53 that
+            # float64 would round onto one (tied rows); cast here, per input
+            # partition, they would tie unseen.
+            frame[_SCORE] = values.ravel()
+        else:
+            # As in memory: text and datetimes are refused, not read as numbers.
+            frame[_SCORE] = float_column(scores, score_name)
     frame[_QID] = np.zeros(n, dtype=np.int64) if groups is None else groups
     if weights is not None:
         frame[_WEIGHT] = np.asarray(weights, dtype=np.float64).ravel()

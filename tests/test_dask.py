@@ -1026,3 +1026,36 @@ def test_a_missing_query_id_is_named_by_its_partition_and_row(client, data, miss
         skd.DaskRankNetRanker(**QUICK).fit(dX, dy, groups=dq)
     with pytest.raises(ValueError, match=message):
         skd.ndcg_score(dy, dX[:, 0], groups=dq)
+
+
+def test_scores_are_read_as_in_memory(client):
+    """The metrics cast y_score to float64 partition by partition, which
+    read text ("0.1") and datetimes (as counts of days) as numbers, and
+    rounded integers past 2**53 onto one float (tied rows): three values
+    the in-memory metrics refuse, returned as a score."""
+    y = np.array([1, 0, 2, 0, 1, 0])
+    groups = np.array([0, 0, 1, 1, 2, 2])
+    dy, dq = chunked(y, groups, chunks=4)  # query 2 cut in two
+    text = np.array(["0.1", "0.2", "0.3", "0.4", "0.5", "0.6"])
+    days = np.arange(6).astype("datetime64[D]")
+    # 2**53 + 1 rounds to 2**53: query 2's rows, in two partitions, would tie.
+    huge = np.array([1, 2, 3, 4, 2**53, 2**53 + 1], dtype=np.int64)
+    for metric in (skd.ndcg_score, skd.map_score):
+        memory = getattr(sklearn_ranknet.metrics, metric.__name__)
+        for scores, message in (
+            (text, "y_score must hold numbers; got text"),
+            (pd.Series(text, dtype="string"), "y_score must hold numbers; got text"),
+            (days, "y_score must hold numbers; got datetime64"),
+            (huge, "y_score holds integers of magnitude 2\\*\\*53"),
+        ):
+            with pytest.raises(ValueError, match=message):
+                memory(y, scores, groups=groups)
+            ds = (dd.from_pandas(scores, npartitions=1).repartition(divisions=[0, 4, 5])
+                  if isinstance(scores, pd.Series) else da.from_array(scores, chunks=4))
+            with pytest.raises(ValueError, match=message):
+                metric(dy, ds, groups=dq)
+    # Integers that float64 holds exactly score as in memory.
+    small = np.array([5, 1, 2, 7, 3, 3], dtype=np.int64)
+    assert skd.ndcg_score(dy, da.from_array(small, chunks=4), groups=dq) == pytest.approx(
+        ndcg_score(y, small, groups=groups), abs=1e-15
+    )
