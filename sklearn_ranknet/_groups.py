@@ -262,6 +262,40 @@ def groups_from_sizes(sizes):
     return np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
 
 
+def weight_values(sample_weight, input_name="sample_weight"):
+    """``sample_weight`` as a float64 array, refusing what is not real
+    numbers by name; shape and values are the caller's to check.
+
+    Parameters
+    ----------
+    sample_weight : float or array-like
+    input_name : str, default="sample_weight"
+        The name the messages give it.
+
+    Returns
+    -------
+    weights : ndarray of float64, of ``sample_weight``'s shape
+
+    Raises
+    ------
+    ValueError
+        If a value is complex or not a number.
+    """
+    try:
+        complex_values = np.asarray(sample_weight).dtype.kind == "c"
+        weights = None if complex_values else np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        # numpy's message ("could not convert string to float: 'a'", a
+        # TypeError for dicts, "inhomogeneous shape" for nested lists)
+        # names no input, and the caller converts several.
+        raise ValueError(f"{input_name} must hold one number per row ({exc}).") from exc
+    if complex_values:
+        # The cast to float64 would drop the imaginary parts, with only
+        # numpy's ComplexWarning to say so (scikit-learn refuses them too).
+        raise ValueError(f"{input_name} must hold real numbers; got complex values.")
+    return weights
+
+
 def query_weights(query_groups, sample_weight, *, input_name="sample_weight", relative=False):
     """One weight per query from per-row weights that are constant within
     each query (the convention of XGBoost's and LightGBM's rankers).
@@ -296,18 +330,7 @@ def query_weights(query_groups, sample_weight, *, input_name="sample_weight", re
     """
     if sample_weight is None:
         return None
-    try:
-        complex_values = np.asarray(sample_weight).dtype.kind == "c"
-        weights = None if complex_values else np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        # numpy's message ("could not convert string to float: 'a'", a
-        # TypeError for dicts, "inhomogeneous shape" for nested lists)
-        # names no input, and the caller converts several.
-        raise ValueError(f"{input_name} must hold one number per row ({exc}).") from exc
-    if complex_values:
-        # The cast to float64 would drop the imaginary parts, with only
-        # numpy's ComplexWarning to say so (scikit-learn refuses them too).
-        raise ValueError(f"{input_name} must hold real numbers; got complex values.")
+    weights = weight_values(sample_weight, input_name)
     if weights.ndim == 0:  # one weight for every row, as scikit-learn's estimators take it
         weights = np.full(query_groups.n_samples, weights)
     if weights.ndim != 1 or len(weights) != query_groups.n_samples:

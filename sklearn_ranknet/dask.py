@@ -94,7 +94,7 @@ from sklearn.utils.validation import (
 from . import _dask_training
 from . import metrics as _metrics
 from ._base import check_groups_for_score
-from ._groups import QueryGroups, _check_no_missing, query_weights
+from ._groups import QueryGroups, _check_no_missing, query_weights, weight_values
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
 from ._query_column import (
@@ -231,7 +231,9 @@ def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, fe
             frame[_SCORE] = float_column(scores, score_name)
     frame[_QID] = np.zeros(n, dtype=np.int64) if groups is None else groups
     if weights is not None:
-        frame[_WEIGHT] = np.asarray(weights, dtype=np.float64).ravel()
+        # Refused here as in memory: cast to float64, complex weights would
+        # lose their imaginary parts (with a warning on a worker, unseen).
+        frame[_WEIGHT] = weight_values(weights).ravel()
     frame[_PART] = np.full(n, index, dtype=np.int64)
     frame[_ROW] = np.arange(n, dtype=np.int64)
     return frame

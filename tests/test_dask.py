@@ -1059,3 +1059,30 @@ def test_scores_are_read_as_in_memory(client):
     assert skd.ndcg_score(dy, da.from_array(small, chunks=4), groups=dq) == pytest.approx(
         ndcg_score(y, small, groups=groups), abs=1e-15
     )
+
+
+def test_sample_weight_is_read_as_in_memory(client, data):
+    """sample_weight was cast to float64 partition by partition: complex
+    weights lost their imaginary parts (numpy's ComplexWarning, on a worker,
+    the only sign) and text reached the user as numpy's unnamed "could not
+    convert string to float", where memory refuses both by name."""
+    y = np.array([1, 0, 2, 0, 1, 0])
+    scores = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    groups = np.array([0, 0, 1, 1, 2, 2])
+    dy, ds, dq = chunked(y, scores, groups, chunks=4)
+    X, labels, qid = data
+    dX, dlabels, dqid = chunked(X, labels, qid, chunks=500)
+    for weights, message in (
+        (np.full(6, 1 + 1j), "sample_weight must hold real numbers; got complex"),
+        (np.array(["a"] * 6), r"sample_weight must hold one number per row \(could not convert"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            ndcg_score(y, scores, groups=groups, sample_weight=weights)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy's ComplexWarning would be an answer too
+            with pytest.raises(ValueError, match=message):
+                skd.ndcg_score(dy, ds, groups=dq, sample_weight=da.from_array(weights, chunks=4))
+            fit_weights = np.resize(weights, len(labels))
+            with pytest.raises(ValueError, match=message):
+                skd.DaskRankNetRanker(**QUICK).fit(dX, dlabels, groups=dqid,
+                                                   sample_weight=da.from_array(fit_weights, chunks=500))
