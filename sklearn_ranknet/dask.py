@@ -343,11 +343,24 @@ def _query_values(frame, metric, k, gain, ignore_ties, weighted):
     return query_groups.query_ids, values, empty, weights, len(frame)
 
 
+def _check_open(client):
+    """``client``, unless it is closed: distributed's own error ("Client is
+    closed. Can't send update-graph message.") says nothing of the ranker's
+    ``client`` parameter, which is where the fix lies."""
+    if getattr(client, "status", None) in ("closing", "closed"):
+        raise ValueError(
+            "The ranker's client is closed. Give it a running one with "
+            "set_params(client=...), or set client=None to use the default client."
+        )
+    return client
+
+
 def _computed(client, *collections):
     """``dask.compute(*collections)``, on ``client`` when one is given (a
     ranker's own, which need not be the default scheduler)."""
     if client is None:
         return dask.compute(*collections)
+    _check_open(client)
     return tuple(client.gather(client.compute(list(collections))))
 
 
@@ -526,7 +539,7 @@ def map_score(y_true, y_score, *, groups=None, k=None, ignore_ties=False, empty_
 
 def _get_client(client):
     if client is not None:
-        return client
+        return _check_open(client)
     try:
         return distributed.default_client()
     except ValueError as exc:
@@ -826,7 +839,8 @@ client : distributed.Client or None, default=None
     The Dask client to train with; ``None`` uses
     ``distributed.default_client()`` at fit time (``client_`` tells which).
     It is never pickled nor deep-copied (a copy gets ``None`` and uses the
-    default client); ``clone`` shares it.
+    default client); ``clone`` shares it. A closed client is a ``ValueError``
+    in ``fit`` and ``score``.
 partitioned_by_query : bool, default=False
     Whether every partition of the data already holds whole queries (e.g.
     data written partitioned by query id). Then ``fit`` and ``score`` skip

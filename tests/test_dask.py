@@ -1086,3 +1086,30 @@ def test_sample_weight_is_read_as_in_memory(client, data):
             with pytest.raises(ValueError, match=message):
                 skd.DaskRankNetRanker(**QUICK).fit(dX, dlabels, groups=dqid,
                                                    sample_weight=da.from_array(fit_weights, chunks=500))
+
+
+def test_a_closed_client_is_named_with_the_way_out(client, data):
+    """A ranker whose client was closed reached the user as distributed's
+    "Client is closed. Can't send update-graph message." from fit and score,
+    which says nothing of the ranker's client parameter; a warm fit keeps
+    its model, as after any error."""
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+    closed = distributed.Client(client.scheduler.address, set_as_default=False)
+    ranker = quiet_fit(skd.DaskRankNetRanker(client=closed, warm_start=True, **QUICK), dX, dy, groups=dq)
+    before = [p.copy() for p in params_of(ranker)]
+    closed.close()
+    message = r"client is closed.*set_params\(client=\.\.\.\).*client=None"
+    with pytest.raises(ValueError, match=message):
+        ranker.fit(dX, dy, groups=dq)
+    for a, b in zip(before, params_of(ranker)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match=message):
+        ranker.score(dX, dy, groups=dq)
+    with pytest.raises(ValueError, match=message):
+        ranker.client_
+    # client=None takes the default client (the module's, open).
+    ranker.set_params(client=None)
+    assert ranker.score(dX, dy, groups=dq) == pytest.approx(
+        ranker.to_local().score(X, y, groups=qid), abs=1e-12
+    )
