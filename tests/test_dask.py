@@ -699,41 +699,44 @@ def test_grid_search_on_the_cluster_with_metadata_routing(client, data):
     assert stats and all(hits >= 1 and misses == 0 for hits, misses in stats)
 
 
-def test_a_worker_killed_mid_fit_costs_a_retry_not_the_fit(client, data):
+def test_a_worker_killed_mid_fit_costs_a_retry_not_the_fit(data):
+    # A cluster of its own: whether distributed's nanny brings the killed
+    # worker back is not this package's behaviour, and the module's cluster
+    # must keep its two workers for the tests after this one. (In a CI run
+    # beside a second test run, 2026-11-29, the nanny closed itself a second
+    # after restarting the worker, and the shared cluster stayed at one.)
     X, y, qid = data
     dX, dy, dq = chunked(X, y, qid, chunks=500)
-    params = {**QUICK, "max_iter": 8}
-    expected = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+        silence_logs=logging.CRITICAL,
+    ) as cluster, distributed.Client(cluster, set_as_default=False) as own:
+        params = {**QUICK, "max_iter": 8, "client": own}
+        expected = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
 
-    ranker = skd.DaskLambdaRankRanker(**params)
-    pids = client.run(os.getpid)
-    killed = []
+        ranker = skd.DaskLambdaRankRanker(**params)
+        pids = own.run(os.getpid)
+        killed = []
 
-    def kill_after_the_first_round():
-        deadline = time.monotonic() + 60
-        while getattr(ranker, "n_iter_", 0) < 1 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        pid = pids[sorted(pids)[0]]
-        os.kill(pid, signal.SIGKILL)
-        killed.append(ranker.n_iter_)
+        def kill_after_the_first_round():
+            deadline = time.monotonic() + 60
+            while getattr(ranker, "n_iter_", 0) < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.kill(pids[sorted(pids)[0]], signal.SIGKILL)
+            killed.append(ranker.n_iter_)
 
-    killer = threading.Thread(target=kill_after_the_first_round, daemon=True)
-    killer.start()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        # A timeout, so that a hang fails the test instead of CI.
-        future = pool.submit(quiet_fit, ranker, dX, dy, groups=dq)
-        future.result(timeout=600)
-    killer.join(timeout=5)
+        killer = threading.Thread(target=kill_after_the_first_round, daemon=True)
+        killer.start()
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            # A timeout, so that a hang fails the test instead of CI.
+            future = pool.submit(quiet_fit, ranker, dX, dy, groups=dq)
+            future.result(timeout=600)
+        killer.join(timeout=5)
     assert killed and 1 <= killed[0] < params["max_iter"]  # mid-fit
     assert ranker.n_iter_ == params["max_iter"]
     # The state lives on the client and every task is pure: the same model.
     for a, b in zip(params_of(expected), params_of(ranker)):
         np.testing.assert_array_equal(a, b)
-    # The nanny restarts the killed worker: a new process that imports numba
-    # and the package, which took over 60 s on 2 cores shared by three test
-    # runs (2026-11-28). The limit only has to catch a worker that never returns.
-    client.wait_for_workers(2, timeout=300)
-    assert pids[sorted(pids)[0]] not in client.run(os.getpid).values()  # a new process
 
 
 # ---------------------------------------------------------------------------
