@@ -2,7 +2,7 @@
 
 Data: ``make_ranking(n_queries, n_features=40, n_informative=10)`` for 2,000, 5,000 and
 20,000 training queries (~18 documents each: ~36,000 to ~360,000 rows), and 2,000 test
-queries from another seed (``--quick``: 150 and 300 training queries, 200 test queries).
+queries from another seed (``--quick``: 150 training queries, 200 test queries).
 One machine: the cluster is ``LocalCluster(n_workers=2, threads_per_worker=1,
 processes=True)``, started once and warmed up (Numba cache, imports) by a small fit.
 
@@ -50,7 +50,7 @@ import warnings
 
 import numpy as np
 
-SIZES, QUICK_SIZES = (2000, 5000, 20000), (150, 300)
+SIZES, QUICK_SIZES = (2000, 5000, 20000), (150,)
 SHAPE = dict(n_features=40, n_informative=10)
 # No weight averaging on either side: the Dask rankers do not average, and
 # the in-memory fits with early_stopping=False would under "auto".

@@ -38,7 +38,7 @@
    rankers standardize their inputs and stop early from 10,000 rows; kernels on one thread,
    BLAS on its default threads) and, for reference, ``LambdaRankRanker(n_jobs=-1)`` against
    ``LGBMRanker()`` (100 trees, all cores), and held-out ``ndcg_score(y, s, groups=q, k=10)``
-   of each (``--quick``: 40 and 20 queries). In a fresh process (after a small warm-up fit),
+   of each (``--quick``: 20 and 20 queries). In a fresh process (after a small warm-up fit),
    3 rounds (``--quick``: 1), each fitting LightGBM then ours in turn, so that the
    machine's drifts reach every model alike; the ratio to LightGBM is taken within each round
    and its median reported (one pair of fits moved by +-20 % between runs).
@@ -220,7 +220,7 @@ def default_fits(quick, rounds):
     from sklearn_ranknet.metrics import ndcg_score
 
     shape = dict(n_features=136, n_informative=20, min_docs=20, max_docs=370)
-    n_train, n_test = (40, 20) if quick else (3000, 1000)
+    n_train, n_test = (20, 20) if quick else (3000, 1000)
     Xtr, ytr, qtr = make_ranking(n_train, **shape, random_state=0)
     Xte, yte, qte = make_ranking(n_test, **shape, random_state=1)
     warnings.simplefilter("ignore")
