@@ -25,7 +25,7 @@ import argparse
 import importlib
 import sys
 
-from ._harness import Harness
+from ._harness import ROOT, Harness
 
 SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "inputs", "dask")
 
@@ -36,7 +36,8 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", choices=SUITES, default=SUITES, metavar="SUITE")
     parser.add_argument("--out", default=None, help="output folder")
     args = parser.parse_args(argv)
-    out_dir = args.out or ("benchmarks/results/quick" if args.quick else "benchmarks/results")
+    # The default folder is the repository's, wherever the command runs from.
+    out_dir = args.out or str(ROOT / "benchmarks" / "results" / ("quick" if args.quick else ""))
     walls = {}
     for name in args.only:
         print(f"\n===== {name} =====", flush=True)
