@@ -34,7 +34,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._base import OPTIMIZER_STATE, BaseRanker, score_by_query
+from ._base import BaseRanker, score_by_query
 from ._groups import group_rows, query_of_row, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._query_column import (
@@ -463,8 +463,9 @@ def _fit_member(template, seed, X, y, fit_params, query_groups, drawable):
     # partial_fit, which a bag never makes: without them a member keeps its
     # weights only (a fifth of the memory with Adam's defaults).
     for inner in wrapped_chain(member):
-        for name in OPTIMIZER_STATE:
-            inner.__dict__.pop(name, None)
+        state = inner.__dict__.get("_fit_state")
+        if state is not None:
+            state.optimizer = state.weight_average = None
     return member
 
 

@@ -1,69 +1,44 @@
-"""The shared ranking estimator: validation, the training loop, predict, score.
+"""The shared ranking estimator: parameters, validation, fit, predict, score.
 
-Subclasses say what their objective is (``_make_objective``) and which
-parameters they add; everything else lives here.
+Subclasses say what their objective is (``_objective_factory``), which
+"auto" rules they follow (``_AUTO``, see ``_resolve.py``) and which
+parameters they add. A fit validates the data, resolves the "auto" values
+once (:func:`~sklearn_ranknet._resolve.resolve`) and hands a model
+(``_model.RankingModel``) and its fit state to the training loop
+(``_training.py``), which never calls back; the estimator then publishes
+what the loop returned as its fitted attributes.
 """
 
 import contextlib
 import copy
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import assert_all_finite, check_is_fitted, validate_data
 
-from . import _network, _training
-from ._inputs import (
-    FEATURE_SCALINGS, INPUT_SCALING_ATTRIBUTES, InputScaling, block_rows, gather_rows,
-    set_input_scaling_attributes, stays_sparse,
-)
+from . import _training
+from ._fit_checks import query_contrasts, warn_if_no_groups, warn_if_nothing_to_learn, warn_if_pairs_swamp
+from ._inputs import FEATURE_SCALINGS, InputScaling
 from ._jit import effective_n_jobs, single_threaded_blas
-from ._noise import AUTO_INPUT_NOISE, auto_input_noise
+from ._model import FitState, RankingModel
 from ._query_column import (
     QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, merge_groups,
     missing_ids_fixes, split_query_column,
 )
-from ._training import SCORE_K, TrainingSet
+from ._resolve import RANKNET, DataShape, auto_parameters, hidden_layer_sizes, resolve
+from ._training import SCORE_K, History, Options, TrainingSet
 from ._validation import check_relevance_labels, first_text, float_column, label_remedy, shown
 from .metrics import ndcg_score
 
-
-#: From this many training rows, ``early_stopping="auto"`` holds out a
-#: validation set (``HistGradientBoostingRegressor``'s threshold).
-AUTO_EARLY_STOPPING_ROWS = 10_000
-#: ``learning_rate_init="auto"`` takes its larger step below this many
-#: training queries: an epoch there is a handful of steps, and the smaller
-#: step left the training objective improving by more than ``tol`` per epoch
-#: for hundreds of epochs (benchmarks/results/tune_defaults.md, nineteenth look).
-AUTO_FEW_QUERIES = 100
-#: Patience of ``n_iter_no_change="auto"``: ``AUTO_PATIENCE`` epochs below
-#: ``AUTO_PATIENCE_LARGE_ROWS`` training rows, ``AUTO_PATIENCE_LARGE`` from
-#: there. An epoch over large data is many steps and its validation queries
-#: are many, so a shorter wait loses nothing and saves epochs; on small data
-#: a short wait stops on validation noise (defaults study, eighth look).
-AUTO_PATIENCE = 5
-AUTO_PATIENCE_LARGE = 3
-AUTO_PATIENCE_LARGE_ROWS = 100_000
-#: ``ema_momentum="auto"``: this average of the weights when the fit holds
-#: out no validation set (small data), none when it does. Without one, the
-#: fit returns the last step's weights, and the average of the last few
-#: hundred steps ranked better on real data: +0.005, +0.007 and +0.016
-#: NDCG@10 (LambdaRank, RankNet, ListNet) on the Yahoo sample's training
-#: folds, against losses of at most 0.004 on synthetic data. With early
-#: stopping the best epoch is already chosen on held-out queries, and the
-#: average made it run 1.2-3x the epochs (defaults study, tenth look).
-AUTO_EMA_MOMENTUM = 0.9975
-
-
-#: What stochastic training carries from one ``partial_fit`` to the next
-#: (and what each ``fit`` starts afresh): the optimizer, and the moving
-#: average of the weights with the trained weights it stands in for.
-OPTIMIZER_STATE = ("_optimizer", "_weight_average")
+#: The learning curves a fit extends, as ``_training.History`` names them.
+HISTORY = {
+    "n_iter_": "n_iter", "loss_curve_": "loss_curve", "loss_": "loss", "validation_scores_": "validation_scores",
+    "best_validation_score_": "best_validation_score", "best_loss_": "best_loss",
+}
 
 
 class BaseRanker(BaseEstimator):
@@ -76,6 +51,8 @@ class BaseRanker(BaseEstimator):
     __metadata_request__score = {"groups": True}
 
     _SOLVERS = ("adam", "sgd")
+    #: The ranker's "auto" rules (see ``_resolve.py``).
+    _AUTO = RANKNET
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
@@ -157,10 +134,15 @@ class BaseRanker(BaseEstimator):
         self.ema_momentum = ema_momentum
         self.query_column = query_column
 
+
     # ------------------------------------------------------------------
     # What subclasses provide
 
-    def _make_objective(self, labels, offsets):  # pragma: no cover
+    def _objective_factory(self, resolved):  # pragma: no cover
+        """A function ``(labels, offsets) -> objective`` for the resolved
+        values ``resolved``; None for an objective that only plans a fit
+        (which pairs it visits, which documents it tells apart), before the
+        values are resolved."""
         raise NotImplementedError
 
     def _uses_exponential_gain(self):
@@ -220,7 +202,7 @@ class BaseRanker(BaseEstimator):
         self._validate_params()
         with self._as_before_if_it_raises():
             self._begin_fit()
-            continued = self if hasattr(self, "coefs_") else None  # warm_start
+            continued = self if hasattr(self, "_model") else None  # warm_start
             X, groups = features_and_groups(X, groups, self.query_column, continued)
             return self._fit(X, y, groups, sample_weight, incremental=False)
 
@@ -274,7 +256,7 @@ class BaseRanker(BaseEstimator):
         # calls may bring a value fit would refuse.
         self._validate_params()
         with self._as_before_if_it_raises():
-            continued = self if hasattr(self, "coefs_") else None
+            continued = self if hasattr(self, "_model") else None
             if continued is None:
                 self._reset()
             X, groups = features_and_groups(X, groups, self.query_column, continued)
@@ -311,56 +293,25 @@ class BaseRanker(BaseEstimator):
         X = _summed_duplicates(
             validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
         )
-        # A float64 model reads float32 rows as float64 (exactly, a block at
-        # a time), so that they score as the same values in float64 do; a
-        # float32 model keeps float64 rows, as MLPRegressor does.
-        widen = X.dtype == np.float32 and self.coefs_[0].dtype == np.float64
-        if widen and stays_sparse(X):
-            X, widen = X.astype(np.float64), False  # its stored values only
-        coefs, intercepts = self._network_params(X)
-        scaling = self._input_scaling
-        # Dense rows without scaling: one product (numpy widens float32 rows
-        # in it, exactly). CSR that stays sparse: one sparse product.
-        # Finite rows far outside the training range may overflow the
-        # network's products: _finite_scores then raises an error that says
-        # so, and numpy's overflow and NaN warnings before it would be noise.
-        with np.errstate(over="ignore", invalid="ignore"):
-            if (scaling is None and not sp.issparse(X)) or (
-                stays_sparse(X) and (scaling is None or scaling.kind == "standard")
-            ):
-                return _finite_scores(_network.predict_scores(X, coefs, intercepts, self.activation))
-            # Rows as fit reads them: scaled rows and CSR too dense to stay
-            # sparse one block at a time, a copy each, so CSR scores as its
-            # dense twin does, bit for bit.
-            step = block_rows(max(X.shape[1], 0 if scaling is None else scaling.n_inputs))
-            scores = []
-            for start in range(0, X.shape[0], step):
-                index = slice(start, start + step)
-                rows = self._network_rows(gather_rows(X, index).astype(np.float64), slice(None)) if widen \
-                    else self._network_rows(X, index)
-                scores.append(_network.predict_scores(rows, coefs, intercepts, self.activation))
-        return _finite_scores(np.concatenate(scores))
+        return self._model.scores(X)
 
-    def _network_params(self, X):
-        """The parameters the network runs with on rows of ``X`` (see
-        :meth:`_network_rows`)."""
-        if self._input_scaling is None:
-            return self.coefs_, self.intercepts_
-        return self._input_scaling.network_params(X, self.coefs_, self.intercepts_)
+    # The model's parameters, as scikit-learn's MLPs name them.
 
-    def _network_rows(self, X, index):
-        """Rows of ``X`` as the network takes them: with input scaling, a new
-        array, scaled (see ``_inputs.py``)."""
-        if self._input_scaling is None:
-            return gather_rows(X, index)
-        return self._input_scaling.rows(X, index)
+    @property
+    def coefs_(self):
+        return self._model.coefs
 
-    def _model_gradient(self, X, coef_grads, intercept_grads):
-        """Gradients for :meth:`_network_params` -> gradients of ``coefs_``
-        and ``intercepts_``, in place."""
-        if self._input_scaling is not None:
-            self._input_scaling.model_gradient(X, coef_grads, intercept_grads)
-        return coef_grads, intercept_grads
+    @coefs_.setter
+    def coefs_(self, coefs):
+        self._model.coefs = list(coefs)
+
+    @property
+    def intercepts_(self):
+        return self._model.intercepts
+
+    @intercepts_.setter
+    def intercepts_(self, intercepts):
+        self._model.intercepts = list(intercepts)
 
     def score(self, X, y, groups=None, sample_weight=None):
         """Mean NDCG@10 over queries of the ranking given by ``predict(X)``.
@@ -437,28 +388,18 @@ class BaseRanker(BaseEstimator):
         validation split, noise) go on with the stream of the fits before,
         unless ``random_state`` was changed since: then they start anew from
         it, as every other changed hyperparameter applies."""
-        if not (self.warm_start and hasattr(self, "coefs_")):
+        if not (self.warm_start and hasattr(self, "_model")):
             self._reset()
         else:
             self.n_iter_ = 0
             self.best_loss_ = np.inf
-            # A model pickled before the seed was recorded keeps its stream.
-            if not _same_seed(getattr(self, "_random_state_from", self.random_state), self.random_state):
-                self._random_state = check_random_state(self.random_state)
-                self._random_state_from = self.random_state
-        for name in OPTIMIZER_STATE:
-            self.__dict__.pop(name, None)
+            self._fit_state.reseeded(self.random_state)
+        self._fit_state.optimizer = self._fit_state.weight_average = None
 
     def _reset(self):
-        for name in (
-            "coefs_", "intercepts_", *OPTIMIZER_STATE, "loss_", "loss_curve_", "validation_scores_",
-            *INPUT_SCALING_ATTRIBUTES,
-        ):
+        for name in ("_model", "loss_", "feature_mean_", "feature_scale_", "bin_edges_"):
             self.__dict__.pop(name, None)
-        self._random_state = check_random_state(self.random_state)
-        # What the stream was drawn from, so that a warm fit notices a
-        # random_state changed by set_params (see _begin_fit).
-        self._random_state_from = self.random_state
+        self._fit_state = FitState(self.random_state)
         self.n_iter_ = 0
         self.t_ = 0
         self.loss_curve_ = []
@@ -466,7 +407,7 @@ class BaseRanker(BaseEstimator):
         self.best_validation_score_ = None
         self.best_loss_ = np.inf
 
-    def _validate_training_data(self, X, y, groups, sample_weight, first_call, method):
+    def _validate_training_data(self, X, y, first_call, method):
         text = first_text(y)
         if text is not None:  # validate_data would read a Series of "3" as 3.0
             raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got text (e.g. {shown(text)!r}).")
@@ -475,9 +416,9 @@ class BaseRanker(BaseEstimator):
             reset=first_call,
         )
         X = _summed_duplicates(X)
-        if not first_call and X.dtype != self.coefs_[0].dtype:
+        if not first_call and X.dtype != self._model.dtype:
             # A model keeps the precision it was first fitted in.
-            X = _in_model_precision(X, self.coefs_[0].dtype, method)
+            X = _in_model_precision(X, self._model.dtype, method)
         if X.shape[0] < 1:
             raise ValueError("X has no rows; there is nothing to rank.")
         if y.dtype.kind not in "biuf":
@@ -489,68 +430,95 @@ class BaseRanker(BaseEstimator):
         check_relevance_labels(
             y, exponential_gain=self._uses_exponential_gain(), input_name="y", remedy=label_remedy(self)
         )
-        _warn_if_no_groups(groups, len(y), method, stacklevel=5)  # the caller of fit or partial_fit
-        data = TrainingSet.from_input(X, y, groups, self._make_objective, sample_weight)
-        # Before the objective is first built (data.objective builds it).
-        self._resolve_objective_options(None if method == "partial_fit" else len(data.weighted.rows))
-        warn_if_nothing_to_learn(
-            query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=5,
-            query_column=self.query_column,
-        )
-        warn_if_pairs_swamp(self, data, stacklevel=5)
-        return data
+        return X, y
 
     def _fit(self, X, y, groups, sample_weight, incremental):
-        first_call = not hasattr(self, "coefs_")
-        try:
-            data = self._validate_training_data(
-                X, y, groups, sample_weight, first_call, "partial_fit" if incremental else "fit"
-            )
-            self._check_solver_options(incremental)
-            if not first_call:
-                self._check_same_network()
-            # What follows the data reads its queries of positive weight only.
-            query_scaled = self._small_and_query_scaled(data.weighted, incremental)
-            self.input_noise_ = self._input_noise(data.weighted, incremental, query_scaled)
-            if first_call:
-                self._fit_input_scaling(data.weighted)
-                n_inputs = data.X.shape[1] if self._input_scaling is None else self._input_scaling.n_inputs
-                coefs, intercepts = _network.init_params(
-                    n_inputs, self._hidden_layer_sizes(None if incremental else len(data.weighted.rows), query_scaled),
-                    self.activation, self._random_state,
-                )
-                # float32 input trains in float32, as in MLPRegressor.
-                self.coefs_ = [c.astype(data.X.dtype, copy=False) for c in coefs]
-                self.intercepts_ = [b.astype(data.X.dtype, copy=False) for b in intercepts]
-            # Threads for this fit only: 1 when a minibatch gives the pool
-            # nothing to share, so that BLAS keeps its threads.
-            self._fit_threads = self._n_threads() if _training.pool_has_work(self, data, query_scaled) else 1
-            with single_threaded_blas(self._fit_threads):
-                if self.solver == "lbfgs" and not incremental:
-                    _training.fit_lbfgs(self, data)
-                else:
-                    _training.fit_stochastic(self, data, incremental)
-        finally:
-            self.__dict__.pop("_fit_threads", None)
+        method = "partial_fit" if incremental else "fit"
+        first_call = not hasattr(self, "_model")
+        X, y = self._validate_training_data(X, y, first_call, method)
+        warn_if_no_groups(groups, len(y), method, stacklevel=4)  # the caller of fit or partial_fit
+        arranged = TrainingSet.from_input(X, y, groups, None, sample_weight)
+        resolved = self._resolve(DataShape.of(arranged), incremental)
+        data = arranged.with_objective(self._objective_factory(resolved))
+        warn_if_nothing_to_learn(
+            query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=4,
+            query_column=self.query_column,
+        )
+        warn_if_pairs_swamp(self, data, stacklevel=4)
+        self._check_solver_options(incremental)
+        if not first_call:
+            self._check_same_network()
+        model = self._model if not first_call else RankingModel.initialize(
+            data.X.shape[1], resolved.hidden_layer_sizes, self.activation,
+            # Statistics of the (transformed) training features, fitted once
+            # per model, like its weights, from the queries of positive
+            # weight, in the training set's arranged order, so that they do
+            # not depend on the input's row order.
+            None if self.feature_scaling is None else InputScaling.fit(
+                self.feature_scaling, data.weighted.X, data.weighted.rows),
+            data.X.dtype, self._fit_state.random_state,
+        )
+        state = self._fit_state
+        options = Options.of(self.get_params(deep=False), resolved)
+        # Threads for this fit only: 1 when a minibatch gives the pool
+        # nothing to share, so that BLAS keeps its threads.
+        state.n_threads = (
+            effective_n_jobs(self.n_jobs) if _training.pool_has_work(model, data, resolved.batch_size, self.solver)
+            else 1
+        )
+        state.dropout, state.input_noise = self.dropout, resolved.input_noise
+        history = self._history()
+        with single_threaded_blas(state.n_threads):
+            if self.solver == "lbfgs" and not incremental:
+                model = _training.fit_lbfgs(model, state, data, options, history)
+            else:
+                _training.fit_stochastic(model, state, data, options, history, incremental)
+        self._publish(model, history, resolved)
         return self
 
-    def _fit_input_scaling(self, data):
-        """Statistics of the (transformed) training features, fitted once
-        per model, like its weights. Read in the training set's arranged
-        order, so that they do not depend on the input's row order."""
-        if self.feature_scaling is None:
-            self._input_scaling = None
-        else:
-            self._input_scaling = InputScaling.fit(self.feature_scaling, data.X, data.rows)
-        set_input_scaling_attributes(self)
+    def _resolve(self, shape, incremental, distributed=False):
+        """The fit's :class:`~sklearn_ranknet._resolve.Resolved` values (a
+        fitted network keeps its width)."""
+        fitted = self._model.hidden_layer_sizes if hasattr(self, "_model") else None
+        return resolve(
+            self.get_params(deep=False), self._AUTO, shape, incremental=incremental, distributed=distributed,
+            fitted_widths=fitted,
+        )
+
+    def _history(self):
+        """The learning curves this fit extends."""
+        return History(**{field: getattr(self, name, None) for name, field in HISTORY.items()})
+
+    def _publish(self, model, history, resolved):
+        """The fitted attributes of what a fit returned."""
+        self._model = model
+        self.t_ = self._fit_state.t
+        for name, field in HISTORY.items():
+            value = getattr(history, field)
+            if value is not None or name != "loss_":
+                setattr(self, name, value)
+        for name in auto_parameters(self._parameter_constraints):
+            setattr(self, f"{name}_", getattr(resolved, name))
+        if "learning_rate_init" in auto_parameters(self._parameter_constraints) and self._fit_state.optimizer:
+            # partial_fit goes on with the step of the optimizer it resumes.
+            self.learning_rate_init_ = self._fit_state.optimizer.learning_rate
+        scaling = model.scaling
+        self.feature_mean_ = None if scaling is None else scaling.mean
+        self.feature_scale_ = None if scaling is None else scaling.scale
+        if scaling is None or scaling.encoding is None:
+            self.bin_edges_ = None
+        else:  # as KBinsDiscretizer's: an array of arrays
+            self.bin_edges_ = np.empty(len(scaling.encoding.edges), dtype=object)
+            self.bin_edges_[:] = scaling.encoding.edges
 
     def _check_same_network(self):
         """warm_start and partial_fit continue the fitted network: refuse a
         changed shape or input scaling rather than silently keep the old
         ones (get_params would then describe another model)."""
-        fitted = tuple(c.shape[1] for c in self.coefs_[:-1])
-        wanted = tuple(self._hidden_layer_sizes())
-        scaling = self._input_scaling.kind if self._input_scaling is not None else None
+        fitted = self._model.hidden_layer_sizes
+        sizes = self.hidden_layer_sizes
+        wanted = fitted if isinstance(sizes, str) and sizes == "auto" else hidden_layer_sizes(sizes)
+        scaling = self._model.scaling.kind if self._model.scaling is not None else None
         changes = []
         if fitted != wanted:
             changes.append(f"hidden_layer_sizes={wanted} (fitted: {fitted})")
@@ -576,250 +544,6 @@ class BaseRanker(BaseEstimator):
                 'early_stopping needs a stochastic solver ("adam" or "sgd"); '
                 "L-BFGS stops on its own tolerance (tol) or at max_iter."
             )
-
-    def _uses_early_stopping(self, n_rows, n_queries, incremental):
-        """``early_stopping``, with "auto" resolved: on from
-        ``AUTO_EARLY_STOPPING_ROWS`` training rows, as in
-        ``HistGradientBoostingRegressor``, when the held-out fraction holds
-        at least two queries and leaves one to train on (so "auto" never
-        fails on a few huge queries). ``n_queries`` counts the queries a
-        split can hold out: those with a positive weight. Never for
-        ``partial_fit`` or L-BFGS."""
-        if incremental or self.solver == "lbfgs":
-            return False
-        if self.early_stopping == "auto":
-            n_val = int(np.ceil(self.validation_fraction * n_queries))
-            return n_rows >= AUTO_EARLY_STOPPING_ROWS and 2 <= n_val < n_queries
-        return bool(self.early_stopping)
-
-    def _ema_momentum(self, early_stopping):
-        """``ema_momentum``, with "auto" resolved for a fit that does or does
-        not hold out a validation set (``partial_fit`` never does)."""
-        if self.ema_momentum != "auto":
-            return self.ema_momentum
-        return 0.0 if early_stopping else AUTO_EMA_MOMENTUM
-
-    def _resolve_objective_options(self, n_rows):
-        """Resolve the objective's "auto" parameters for a fit on ``n_rows``
-        training rows (None: not known in advance, as in ``partial_fit`` and
-        on Dask) into fitted attributes, before the objectives are built."""
-
-    def _small_and_query_scaled(self, data, incremental):
-        """Whether a ``fit`` trains on fewer than ``AUTO_EARLY_STOPPING_ROWS``
-        rows whose features are min-max scaled within each query (LETOR's
-        form, :mod:`~sklearn_ranknet._query_scaled`): there some "auto"
-        values change (``_AUTO_QUERY_SCALED``; the input noise's level).
-        Never in ``partial_fit`` or where the rows are not at hand (Dask),
-        and not read for a ranker none of whose values follow it."""
-        if (not self._AUTO_QUERY_SCALED or data is None or incremental
-                or len(data.rows) >= AUTO_EARLY_STOPPING_ROWS):
-            return False
-        return data.scaled_within_queries
-
-    def _input_noise(self, data, incremental, query_scaled=False):
-        """``input_noise``, with "auto" resolved for ``data`` (a
-        ``TrainingSet``; None where the rows are not at hand, as on Dask):
-        the level of :func:`~sklearn_ranknet._noise.auto_input_noise` for a
-        ``fit`` below ``AUTO_EARLY_STOPPING_ROWS`` rows with a stochastic
-        solver, else 0. Larger data overfits less and the study measured
-        the noise on small data only; L-BFGS cannot follow random steps."""
-        if self.input_noise != "auto":
-            return float(self.input_noise)
-        if (data is None or incremental or self.solver == "lbfgs"
-                or len(data.rows) >= AUTO_EARLY_STOPPING_ROWS):
-            return 0.0
-        level = AUTO_INPUT_NOISE
-        if query_scaled:
-            level = self._AUTO_QUERY_SCALED.get("input_noise", level)
-        return auto_input_noise(data.X, data.rows, level)
-
-    def _patience(self, n_rows):
-        """``n_iter_no_change``, with "auto" resolved for ``n_rows`` training
-        rows (all of them, before the validation split)."""
-        if self.n_iter_no_change != "auto":
-            return self.n_iter_no_change
-        return AUTO_PATIENCE if n_rows < AUTO_PATIENCE_LARGE_ROWS else AUTO_PATIENCE_LARGE
-
-    #: ``learning_rate_init="auto"`` as (below, from) ``AUTO_FEW_QUERIES``
-    #: training queries, for the rankers that offer it (None: not offered).
-    _AUTO_LEARNING_RATE = None
-    #: "auto" values that differ on small data scaled within each query
-    #: (``_small_and_query_scaled``), by parameter name; "input_noise" is
-    #: the level reached on redundant features.
-    _AUTO_QUERY_SCALED = {}
-    #: ``batch_size="auto"``: at most this many queries per minibatch.
-    _AUTO_BATCH_SIZE = 32
-
-    def _learning_rate(self, n_queries, query_scaled=False):
-        """``learning_rate_init``, with "auto" resolved for a first fit on
-        ``n_queries`` training queries (None: a size not known in advance,
-        as in ``partial_fit``, takes the large-data value)."""
-        if self.learning_rate_init != "auto":
-            return float(self.learning_rate_init)
-        if query_scaled and "learning_rate_init" in self._AUTO_QUERY_SCALED:
-            return self._AUTO_QUERY_SCALED["learning_rate_init"]
-        few, many = self._AUTO_LEARNING_RATE
-        return few if n_queries is not None and n_queries < AUTO_FEW_QUERIES else many
-
-    #: ``alpha="auto"`` as (below, from) ``AUTO_EARLY_STOPPING_ROWS``
-    #: training rows, for the rankers that offer it (None: not offered).
-    _AUTO_ALPHA = None
-
-    def _alpha(self, n_rows):
-        """``alpha``, with "auto" resolved for a fit on ``n_rows`` training
-        rows (None: a size not known in advance, as in ``partial_fit``,
-        takes the large-data value, as the width does)."""
-        if self.alpha != "auto":
-            return float(self.alpha)
-        return _by_training_rows(self._AUTO_ALPHA, n_rows)
-
-    #: ``hidden_layer_sizes="auto"`` as (below, from)
-    #: ``AUTO_EARLY_STOPPING_ROWS`` training rows, for the rankers that
-    #: offer it (None: not offered).
-    _AUTO_HIDDEN_LAYER_SIZES = None
-
-    def _hidden_layer_sizes(self, n_rows=None, query_scaled=False):
-        """``hidden_layer_sizes`` as a tuple, with "auto" resolved for a
-        first fit on ``n_rows`` training rows (None: a size not known in
-        advance, as in ``partial_fit`` and on Dask, takes the large-data
-        width). A fitted network keeps the width it has."""
-        sizes = self.hidden_layer_sizes
-        if isinstance(sizes, str) and sizes == "auto":
-            if hasattr(self, "coefs_"):
-                return tuple(c.shape[1] for c in self.coefs_[:-1])
-            if query_scaled and "hidden_layer_sizes" in self._AUTO_QUERY_SCALED:
-                return self._AUTO_QUERY_SCALED["hidden_layer_sizes"]
-            return _by_training_rows(self._AUTO_HIDDEN_LAYER_SIZES, n_rows)
-        sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
-        if not all(isinstance(h, Integral) and h > 0 for h in sizes):
-            raise ValueError(
-                "hidden_layer_sizes must hold positive integers (one per hidden "
-                f"layer, empty for a linear model); got {self.hidden_layer_sizes!r}."
-            )
-        return tuple(int(h) for h in sizes)
-
-    def _batch_size(self, n_queries, query_scaled=False):
-        """Queries per minibatch, with "auto" resolved."""
-        size = self.batch_size
-        if size == "auto":
-            size = self._AUTO_BATCH_SIZE
-            if query_scaled:
-                size = self._AUTO_QUERY_SCALED.get("batch_size", size)
-        return min(size, n_queries)
-
-    def _n_threads(self):
-        """Threads of ``n_jobs``; during a fit, the fit's choice."""
-        return getattr(self, "_fit_threads", None) or effective_n_jobs(self.n_jobs)
-
-
-def _warn_if_no_groups(groups, n_samples, method, stacklevel=3):
-    # fit(X, y) must work without groups: scikit-learn's common checks (and
-    # any tool that knows nothing of queries) call it so.
-    if groups is None and n_samples > 1:
-        warnings.warn(
-            f"{method} got no groups, so all {n_samples} rows are treated as one "
-            f"query. {missing_ids_fixes()}",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
-
-
-def query_contrasts(data):
-    """For each query of ``data`` (a ``TrainingSet``): whether the objective
-    tells two of its documents apart, and whether two of its labels differ
-    (weights left aside). They differ only under LambdaRank's
-    ``metric="map"``, which counts every label above 0 as equally relevant."""
-    first, last = data.offsets[:-1], data.offsets[1:] - 1
-    nonempty = last >= first
-    # Relevance as the objective sees it rises with the label, and labels
-    # are sorted descending within each query: first is the highest.
-    relevance = getattr(data.objective, "utility", data.y)
-    contrasts = []
-    for values in (relevance, data.y):
-        differ = np.zeros(data.n_queries, dtype=bool)
-        differ[nonempty] = values[first[nonempty]] > values[last[nonempty]]
-        contrasts.append(differ)
-    return tuple(contrasts)
-
-
-def warn_if_nothing_to_learn(contrasts, sizes, weights, method, stacklevel, query_column=None):
-    """Warn when no query (of positive weight) has documents the objective
-    tells apart: training would only shrink the weights. The likely cause
-    is groups holding an id per row (a document id). ``contrasts`` is
-    :func:`query_contrasts`'s pair, ``sizes`` the queries' numbers of rows,
-    ``weights`` their weights or None; ``stacklevel`` is ``warnings.warn``'s,
-    counted from this function. ``query_column``, the ranker's, when the ids
-    were read from a column of X: one id per row there more likely means a
-    Pipeline step before the ranker that dropped or changed that column
-    (SelectKBest, PCA put a feature where the ids were), which
-    "pass query ids as groups" would not fix."""
-    differ, labels_differ = contrasts
-    if weights is not None:
-        # Queries of weight 0 are left out of training, and so of the cause
-        # named below: one-row queries of positive weight among longer
-        # queries of weight 0 hold a single row each, not tied labels.
-        weighed = weights > 0
-        differ, labels_differ, sizes = differ[weighed], labels_differ[weighed], sizes[weighed]
-    if differ.any():
-        return
-    if bool(np.all(sizes == 1)) and weights is not None and not bool(np.all(weights > 0)):
-        cause = "every query with a positive sample_weight holds a single row"
-    elif bool(np.all(sizes == 1)) and query_column is not None:
-        cause = (
-            f"every query holds a single row: the query column (query_column={query_column!r}) "
-            "holds a different value on every row. In a Pipeline, query_column refers to the "
-            "ranker's own input: a step before the ranker that selects, mixes or expands columns "
-            "(SelectKBest, PCA, PolynomialFeatures, ...) may have dropped or changed the id "
-            "column. Keep it out of such steps, e.g. ColumnTransformer([..., "
-            "('id', 'passthrough', [<id column>])]), and point query_column at its place there"
-        )
-    elif bool(np.all(sizes == 1)):
-        cause = "every query holds a single row: pass query ids as groups, not an id per row (document)"
-    elif not labels_differ.any():
-        cause = "every query's documents share one relevance label"
-    else:  # metric="map": relevant or not
-        cause = "every query's documents are all relevant (label > 0) or all not, and MAP tells no more"
-    outcome = (
-        "the model is its random initialization, shrunk by the penalty"
-        if method == "fit" else "this call leaves the model as it was, but for the penalty's shrinking"
-    )
-    warnings.warn(
-        f"{method} found no query with two documents of different relevance "
-        f"({cause}), so there is nothing to learn: {outcome}.",
-        UserWarning,
-        stacklevel=stacklevel,
-    )
-
-
-#: Pairs in one query past which an epoch's cost is dominated by that query's
-#: pairs, which grow with the square of its length: about 45,000 documents
-#: without truncation, a few seconds per epoch on one core.
-LONG_QUERY_PAIRS = 10**9
-
-
-def warn_if_pairs_swamp(ranker, data, stacklevel):
-    """Warn when one query has so many pairs that every epoch visits more
-    than ``LONG_QUERY_PAIRS`` of them: the fit takes time that grows with
-    the square of that query's length, while a truncated LambdaRank or
-    ListNet would take time linear in it."""
-    pairs = data.objective.query_work(data.offsets)
-    if len(pairs) == 0 or pairs.max() <= LONG_QUERY_PAIRS:
-        return
-    longest = int(np.argmax(pairs))
-    size = int(data.offsets[longest + 1] - data.offsets[longest])
-    remedy = (
-        "set k (e.g. k=30: only pairs with a document in the current top k, n * k of them)"
-        if hasattr(ranker, "k") else
-        "LambdaRankRanker(k=30) visits n * k pairs of a query of n documents, ListNetRanker's cost is linear in n"
-    )
-    warnings.warn(
-        f"The longest query holds {size:,} documents, {int(pairs[longest]):,} pairs that "
-        f"{type(ranker).__name__} visits every epoch: the time per epoch grows with the square "
-        f"of a query's length. If that is too slow, {remedy}; or check that groups hold query "
-        "ids and not a coarser key.",
-        UserWarning,
-        stacklevel=stacklevel,
-    )
 
 
 def _summed_duplicates(X):
@@ -855,40 +579,6 @@ def _in_model_precision(X, dtype, method):
             "model on float64 X."
         )
     return cast
-
-
-def _same_seed(before, now):
-    """Whether the ``random_state`` parameter ``now`` is the one the random
-    stream was made from (``before``): an equal int, or the same object (a
-    RandomState instance, or None, whose stream a warm fit continues)."""
-    if isinstance(before, Integral) and isinstance(now, Integral):
-        return int(before) == int(now)
-    return before is now
-
-
-def _by_training_rows(choices, n_rows):
-    """The (below, from) ``AUTO_EARLY_STOPPING_ROWS`` value of an "auto"
-    parameter for a first fit on ``n_rows`` rows; None (a size not known in
-    advance: ``partial_fit``) takes the large-data value."""
-    small, large = choices
-    return small if n_rows is not None and n_rows < AUTO_EARLY_STOPPING_ROWS else large
-
-
-def _finite_scores(scores):
-    """``scores``, or an error if any is NaN or infinite: finite rows far
-    outside the training range (say 1e300 where the training rows held
-    units) can overflow the network's products, and a NaN or infinite score
-    would rank silently wrong, or fail later in a metric."""
-    finite = np.isfinite(scores)
-    if not finite.all():
-        bad = np.flatnonzero(~finite)
-        raise ValueError(
-            f"{len(bad)} of {len(scores)} scores are not finite (the first at row {bad[0]}): "
-            "the network's arithmetic overflowed on features far outside the range it was "
-            "trained on. Check those rows for extreme values; feature_scaling='piecewise' (the "
-            "default) bounds every input by the training range."
-        )
-    return scores
 
 
 def score_by_query(ranker, X, y, groups, sample_weight, scoring_ranker):

@@ -12,21 +12,19 @@ parameters, each shard's optimizer state, the random state, the early
 stopping record) and sends what a round needs with each round's tasks; only
 parameters, gradients and per-query numbers travel, never rows.
 
-Two designs, chosen by ``design``:
+Training is local SGD with parameter averaging. Each round is one epoch:
+every shard runs an epoch of minibatch steps over its own training queries,
+from the current averaged parameters with its own optimizer state, and
+returns its parameters; the client averages them weighted by the shard's
+total query weight (its number of queries when there is no
+``sample_weight``). One round trip per epoch. (Synchronous averaged
+gradients, one round trip per step, were measured and not taken: see
+``docs/benchmarks.md``, "Dask".)
 
-``"parameters"`` (the default): local SGD with parameter averaging. Each
-round is one epoch: every shard runs an epoch of minibatch steps over its own
-training queries, from the current averaged parameters with its own optimizer
-state, and returns its parameters; the client averages them weighted by the
-shard's total query weight (its number of queries when there is no
-``sample_weight``). One round trip per epoch.
-
-``"gradients"``: synchronous averaged gradients. Each step, every shard
-computes the gradient of its next minibatch at the current parameters; the
-client averages them (weighted by each minibatch's query weight) and takes
-one optimizer step. This is exactly minibatch training with a minibatch of
-about ``n_shards * batch_size`` queries, at the price of one round trip per
-step.
+The client resolves the "auto" values (``_resolve.resolve``) once it knows
+every partition's size, and sends each shard a :class:`ShardTraining`
+record; workers build a :class:`~sklearn_ranknet._model.RankingModel` and a
+:class:`~sklearn_ranknet._model.FitState` from it, never an estimator.
 
 Input scaling statistics are global: each shard sends the count, mean and sum
 of squared deviations of its (transformed) features, merged with Chan et
@@ -37,29 +35,52 @@ This module imports no Dask: it calls the client it is given.
 
 import copy
 import time
+from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.utils import check_array
 from sklearn.utils.validation import assert_all_finite
 
 from . import _network
-from ._base import query_contrasts, warn_if_nothing_to_learn
+from ._fit_checks import query_contrasts, warn_if_nothing_to_learn
 from ._groups import QueryGroups, group_rows, query_weights
-from ._inputs import (
-    EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments, piecewise_bins,
-    set_input_scaling_attributes,
-)
-from ._jit import single_threaded_blas
+from ._inputs import EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments, piecewise_bins
+from ._jit import effective_n_jobs, single_threaded_blas
+from ._model import FitState, RankingModel
+from ._resolve import DataShape, resolve
 from ._training import (
-    SCORE_K, EpochMonitor, TrainingSet, _check_finite, _epoch_batches, _l2_strength, _loss_sample, _scores,
-    _step, new_optimizer, noise_table, pool_has_work, split_validation, weighted_queries,
+    SCORE_K, EpochMonitor, Options, TrainingSet, _check_finite, _epoch_batches, _loss_sample, _scores, _step,
+    l2_strength, new_optimizer, noise_table, pool_has_work, query_costs, split_validation, weighted_queries,
 )
-from ._validation import check_relevance_labels, label_remedy, shown
+from ._validation import check_relevance_labels, shown
 from .metrics import ndcg_per_query
 
-#: Training designs (see the module docstring).
-DESIGNS = ("parameters", "gradients")
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """What a shard needs of the ranker to be built: the objective (for
+    planning; see ``_objective_factory``) and the label checks."""
+
+    make_objective: object
+    exponential_gain: bool
+    label_remedy: str
+
+
+@dataclass(frozen=True)
+class ShardTraining:
+    """What a shard trains with, the same for every shard of a fit."""
+
+    make_objective: object
+    scaling: object
+    activation: str
+    l2: float
+    step: float
+    solver: str
+    momentum: float
+    batch_size: int
+    dropout: float
+    input_noise: float
+    n_jobs: object
 
 
 # ---------------------------------------------------------------------------
@@ -75,8 +96,7 @@ class Shard:
 
     Attributes
     ----------
-    template : ranker
-        An unfitted in-memory ranker carrying the hyperparameters.
+    spec : ShardSpec
     data : TrainingSet or None
         Every query of the partition (``None`` for an empty partition).
     query_ids : ndarray
@@ -84,29 +104,25 @@ class Shard:
     train, val, loss : TrainingSet or None
         Training queries, held-out queries and the sample of training
         queries on which the loss is evaluated (set by :meth:`split`).
-    scaling : InputScaling or None
+    training : ShardTraining or None
+        Set by :meth:`split`.
     """
 
-    def __init__(self, template, X, y, groups, sample_weight):
-        self.template = template
-        self.scaling = None
+    def __init__(self, spec, X, y, groups, sample_weight):
+        self.spec = spec
+        self.training = None
         self.train = self.val = self.loss = None
         if len(y) == 0:
             self.data, self.query_ids, self.weight_max = None, np.asarray(groups)[:0], None
             return
         X = check_array(X, dtype=(np.float64, np.float32), input_name="X")
         assert_all_finite(y, input_name="y")  # the in-memory fit's check, on each shard
-        check_relevance_labels(
-            y, exponential_gain=template._uses_exponential_gain(), input_name="y",
-            remedy=label_remedy(template),
-        )
+        check_relevance_labels(y, exponential_gain=spec.exponential_gain, input_name="y", remedy=spec.label_remedy)
         self.query_ids = group_rows(groups, len(y)).query_ids
         # A shard whose queries all weigh 0 is legitimate (others may not);
         # query_weights refuses all-zero weights, so they are set here.
         all_zero = sample_weight is not None and not np.any(sample_weight)
-        self.data = TrainingSet.from_input(
-            X, y, groups, template._make_objective, None if all_zero else sample_weight
-        )
+        self.data = TrainingSet.from_input(X, y, groups, spec.make_objective, None if all_zero else sample_weight)
         if all_zero:
             self.data.weights = np.zeros(self.data.n_queries)
         # The shard's query weights are relative to its own largest weight
@@ -140,7 +156,7 @@ class Shard:
         return {
             "ids": self.query_ids,
             "sizes": np.diff(data.offsets),
-            "work": np.asarray(data.objective.query_work(data.offsets)),
+            "work": np.asarray(data.query_work()),
             "weights": data.weights,
             "weight_max": self.weight_max,
             "moments": moments,
@@ -149,23 +165,24 @@ class Shard:
             "contrasts": query_contrasts(data),
         }
 
-    def split(self, train_queries, val_queries, loss_queries, scaling, l2, step):
+    def split(self, train_queries, val_queries, loss_queries, training):
         """A copy whose training, validation and loss sets are the given
-        queries (positions in ``data``), with the global input scaling, L2
-        weight (``alpha`` over all shards' training queries) and step size
-        (``learning_rate_init`` for all shards' queries)."""
+        queries (positions in ``data``), to be trained with ``training``
+        (the global input scaling, the objective, the L2 weight over all
+        shards' training queries, the step size...)."""
         shard = copy.copy(self)
-        shard.scaling, shard.l2, shard.step = scaling, l2, step
+        shard.training = training
         if self.data is None:
             return shard
-        make = self.template._make_objective
+        make = training.make_objective
+        data = self.data.with_objective(make)
 
         def subset(queries):
             if queries is None or len(queries) == 0:
                 return None
-            if len(queries) == self.data.n_queries:
-                return self.data
-            return self.data.subset(queries, make)
+            if len(queries) == data.n_queries:
+                return data
+            return data.subset(queries, make)
 
         shard.train = subset(train_queries)
         shard.val = subset(val_queries)
@@ -173,25 +190,26 @@ class Shard:
         shard.loss = shard.train if same else subset(loss_queries)
         return shard
 
-    def ranker(self, params, seed):
-        """An in-memory ranker with these parameters (copies), the global
-        input scaling and a random state of its own."""
-        ranker = clone(self.template)
-        n_layers = len(params) // 2
-        ranker.coefs_ = [np.array(p) for p in params[:n_layers]]
-        ranker.intercepts_ = [np.array(p) for p in params[n_layers:]]
-        ranker._input_scaling, ranker._l2 = self.scaling, self.l2
-        ranker._random_state = np.random.RandomState(seed)
-        ranker.t_ = 0
-        ranker.input_noise_ = ranker._input_noise(None, incremental=False)
+    def model_and_state(self, params, seed):
+        """A model with these parameters (copies) and the global input
+        scaling, and a fit state with a random stream of its own."""
+        training = self.training
+        model = RankingModel(
+            [np.array(p) for p in params[: len(params) // 2]], [np.array(p) for p in params[len(params) // 2:]],
+            training.activation, training.scaling,
+        )
+        state = FitState(np.random.RandomState(seed))
+        state.l2, state.dropout, state.input_noise = training.l2, training.dropout, training.input_noise
         if self.train is not None:
-            # As in memory: more threads only where a minibatch shares out
-            # (on the ranker made for this task: the shard stays as built).
-            ranker._fit_threads = ranker._n_threads() if pool_has_work(ranker, self.train) else 1
-        return ranker
+            # As in memory: more threads only where a minibatch shares out.
+            shares_out = pool_has_work(model, self.train, training.batch_size, training.solver)
+            state.n_threads = effective_n_jobs(training.n_jobs) if shares_out else 1
+        else:
+            state.n_threads = effective_n_jobs(training.n_jobs)
+        return model, state
 
 
-def make_shard(frame, template, feature_columns, dtype, weighted):
+def make_shard(frame, spec, feature_columns, dtype, weighted):
     """A :class:`Shard` from one co-located partition (a pandas DataFrame
     made by ``sklearn_ranknet.dask``). Rows are put back in input order
     first (partition, then row), so the shard does not depend on the order
@@ -202,7 +220,7 @@ def make_shard(frame, template, feature_columns, dtype, weighted):
     y = frame["__y__"].to_numpy(dtype=np.float64)
     groups = frame["__qid__"].to_numpy()
     weights = frame["__w__"].to_numpy(dtype=np.float64) if weighted else None
-    return Shard(template, X, y, groups, weights)
+    return Shard(spec, X, y, groups, weights)
 
 
 def shard_summary(shard, edge_rows, scaling_kind):
@@ -226,14 +244,14 @@ def _edge_budgets(counts):
     return [max(1, -(-EDGE_SAMPLE_ROWS * count // total)) for count in counts]
 
 
-def split_shard(shard, train_queries, val_queries, loss_queries, scaling, l2, step):
-    return shard.split(train_queries, val_queries, loss_queries, scaling, l2, step)
+def split_shard(shard, train_queries, val_queries, loss_queries, training):
+    return shard.split(train_queries, val_queries, loss_queries, training)
 
 
-def _restored_optimizer(ranker, state, step):
-    params = ranker.coefs_ + ranker.intercepts_
+def _restored_optimizer(model, state, training):
+    params = model.params
     if state is None:
-        return new_optimizer(ranker, params, step)
+        return new_optimizer(params, training.step, training.solver, training.momentum)
     optimizer = copy.deepcopy(state)  # the client's copy stays as it was
     optimizer.params = params
     return optimizer
@@ -249,66 +267,30 @@ def local_epoch(shard, params, optimizer_state, seed):
     """One epoch of minibatch steps over the shard's training queries from
     ``params``: returns the new parameters, the optimizer state and the
     number of rows processed."""
-    ranker = shard.ranker(params, seed)
-    ranker._optimizer = _restored_optimizer(ranker, optimizer_state, shard.step)
-    train, n_threads = shard.train, ranker._n_threads()
-    order = ranker._random_state.permutation(train.n_queries)
-    batch_size = ranker._batch_size(train.n_queries)
-    noise = noise_table(ranker, train, batch_size, -(-train.n_queries // batch_size))
-    with single_threaded_blas(n_threads):
-        for positions, queries, offsets in _epoch_batches(train, order, batch_size):
-            _step(ranker, train, positions, queries, offsets, n_threads, noise)
-    return ranker.coefs_ + ranker.intercepts_, _detached(ranker._optimizer), ranker.t_
-
-
-class _GradientRecorder:
-    """Stands in for the optimizer in ``_step``: keeps the gradients."""
-
-    grads = None
-
-    def update(self, grads):
-        self.grads = grads
-
-
-def batch_gradient(shard, params, seed, step, n_steps):
-    """Gradient of the shard's ``step``-th minibatch of an epoch whose query
-    order is drawn from ``seed``, cut into ``n_steps`` minibatches. Returns
-    ``(grads, weight, n_rows)``, or None when the shard has no query left
-    for this step; ``weight`` is the minibatch's share of the total."""
+    model, state = shard.model_and_state(params, seed)
+    state.optimizer = _restored_optimizer(model, optimizer_state, shard.training)
     train = shard.train
-    order = np.random.RandomState(seed).permutation(train.n_queries)
-    queries = np.array_split(order, n_steps)[step]
-    if len(queries) == 0:
-        return None
-    ranker = shard.ranker(params, [seed, step])  # dropout and noise draws
-    ranker._optimizer = _GradientRecorder()
-    positions, offsets = train.positions_of(queries)
-    n_threads = ranker._n_threads()
-    noise = noise_table(ranker, train, len(queries), n_steps=1)
-    with single_threaded_blas(n_threads):
-        _step(ranker, train, positions, queries, offsets, n_threads, noise)
-    # _step averages over the minibatch's queries, each weighed by its
-    # weight over the shard's mean weight.
-    return ranker._optimizer.grads, len(queries) * train.mean_weight, len(positions)
+    order = state.random_state.permutation(train.n_queries)
+    batch_size = min(shard.training.batch_size, train.n_queries)
+    state.noise = noise_table(model, state, train, batch_size, -(-train.n_queries // batch_size))
+    with single_threaded_blas(state.n_threads):
+        for positions, queries, offsets in _epoch_batches(train, order, batch_size):
+            _step(model, state, train, positions, queries, offsets)
+    return model.params, _detached(state.optimizer), state.t
 
 
 def evaluate(shard, params, gain):
     """Per-query numbers of the current parameters: the training cost of the
     shard's loss-sample queries and the NDCG@10 of its held-out queries
     (either None when the shard has none)."""
-    ranker = shard.ranker(params, 0)
+    model, state = shard.model_and_state(params, 0)
     costs = values = None
-    with single_threaded_blas(ranker._n_threads()):
+    with single_threaded_blas(state.n_threads):
         if shard.loss is not None:
-            loss = shard.loss
-            scores = _scores(ranker, loss)
-            _, costs = loss.objective.gradient(
-                scores, np.arange(len(loss.rows)), np.arange(loss.n_queries), loss.offsets, with_cost=True,
-                n_threads=ranker._n_threads(),
-            )
+            costs = query_costs(model, shard.loss, state.n_threads)
         if shard.val is not None:
             val = shard.val
-            scores = _scores(ranker, val)
+            scores = _scores(model, val, state.n_threads)
             groups = np.repeat(np.arange(val.n_queries), np.diff(val.offsets))
             _, values = ndcg_per_query(val.y, scores, groups=groups, k=SCORE_K, gain=gain)
     return costs, values
@@ -320,8 +302,8 @@ def evaluate(shard, params, gain):
 
 class QueryTable:
     """Every query of the fit, one row each, in sorted-id order: what the
-    client knows of the data. Quacks like a :class:`TrainingSet` where
-    ``split_validation`` and ``_loss_sample`` look, so that the validation
+    client knows of the data. It answers what ``split_validation`` and
+    ``_loss_sample`` ask of a :class:`TrainingSet`, so that the validation
     split and the loss sample are drawn exactly as in memory.
 
     Attributes
@@ -339,9 +321,9 @@ class QueryTable:
         self.queries, self.weights, self.shard, self.local = queries, weights, shard, local
         self.offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
         self._work = work
-        self.objective = self  # query_work, below
 
-    def query_work(self, offsets):
+    def query_work(self):
+        """Pairs (or documents) the objective visits in each query."""
         return self._work
 
     @property
@@ -469,35 +451,56 @@ def gather(client, futures, what):
         raise _lost_work_error(exc, what) from exc
 
 
-def fit(ranker, client, shards, *, design="parameters"):
-    """Fit ``ranker`` (a Dask ranker, whose attributes receive the result)
-    on co-located shards (futures of :class:`Shard`)."""
-    if design not in DESIGNS:
-        raise ValueError(f"design must be one of {DESIGNS}; got {design!r}.")
-    timings = ranker._fit_timings = {}
+@dataclass
+class FitRequest:
+    """What the Dask ranker asks of :func:`fit`: its parameters
+    (``get_params(deep=False)``) and "auto" rules, its objective for the
+    resolved values (``objective_factory(resolved) -> make_objective``), the
+    width of ``X``, the model a warm fit continues (None for a first fit),
+    the fit state and the learning curves to extend."""
+
+    params: dict
+    rules: object
+    n_features: int
+    model: object
+    state: FitState
+    history: object
+    objective_factory: object = None
+    partitioned_by_query: bool = False
+
+
+def fit(client, shards, request):
+    """Fit on co-located shards (futures of :class:`Shard`): returns the
+    model, the resolved values and the time of each phase; ``request``'s
+    state and history are updated."""
+    timings = {}
     started = time.perf_counter()
-    plan = _Plan(ranker, client, shards)
+    plan = _Plan(client, shards, request)
     # The split shards share the unsplit ones' arrays: drop these futures
     # (Dask keeps their data until the split tasks have run, and their
     # tasks for recomputation), or every shard would be counted twice.
     shards.clear()
     timings["prepare_s"] = time.perf_counter() - started
     started = time.perf_counter()
-    train = _by_averaging if design == "parameters" else _by_gradients
-    train(ranker, client, plan, EpochMonitor(ranker, plan.val is not None, ranker._patience(plan.n_rows)))
+    options = plan.options
+    monitor = EpochMonitor(
+        request.history, plan.val is not None, plan.resolved.n_iter_no_change, options.tol, options.verbose
+    )
+    _by_averaging(plan.model, request.state, client, plan, monitor)
     timings["train_s"] = time.perf_counter() - started
-    return ranker
+    return plan.model, plan.resolved, timings
 
 
 class _Plan:
     """What the client decides before the first round: the query table, the
-    global input scaling, the initial weights, the validation split and the
-    loss sample (in the in-memory order of random draws), and the shards
-    split accordingly."""
+    resolved "auto" values, the global input scaling, the initial weights,
+    the validation split and the loss sample (in the in-memory order of
+    random draws), and the shards split accordingly."""
 
-    def __init__(self, ranker, client, shards):
-        first_call = not hasattr(ranker, "coefs_")
-        scaling_kind = ranker.feature_scaling if first_call else None
+    def __init__(self, client, shards, request):
+        params, state = request.params, request.state
+        first_call = request.model is None
+        scaling_kind = params["feature_scaling"] if first_call else None
         budgets = [None] * len(shards)
         if scaling_kind == "piecewise":
             budgets = _edge_budgets(gather(
@@ -508,7 +511,7 @@ class _Plan:
             client.map(shard_summary, shards, budgets, scaling_kind=scaling_kind, pure=False),
             "partitions' summaries",
         )
-        table = QueryTable.from_summaries(summaries, ranker.partitioned_by_query)
+        table = QueryTable.from_summaries(summaries, request.partitioned_by_query)
         if table.n_rows < 1:
             raise ValueError("X has no rows; there is nothing to rank.")
         if table.weights is not None:
@@ -519,42 +522,51 @@ class _Plan:
         warn_if_nothing_to_learn(table.contrasts, np.diff(table.offsets), table.weights, "fit", stacklevel=5)
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
         counted = table.weighted  # the "auto" values' size, as in memory
+        self.resolved = resolve(
+            params, request.rules, DataShape(counted.n_rows, counted.n_queries), distributed=True,
+            fitted_widths=None if first_call else request.model.hidden_layer_sizes,
+        )
+        self.options = Options.of(params, self.resolved)
         if first_call:
-            scaling = _global_scaling(ranker, summaries, self.dtype, counted.n_rows)
-            _initialize(ranker, scaling, self.dtype, counted.n_rows)
+            scaling = _global_scaling(scaling_kind, summaries, self.dtype, counted.n_rows)
+            self.model = RankingModel.initialize(
+                request.n_features, self.resolved.hidden_layer_sizes, params["activation"], scaling, self.dtype,
+                state.random_state,
+            )
+        else:
+            self.model = request.model
         self.n_rows = counted.n_rows
-        early_stopping = ranker._uses_early_stopping(counted.n_rows, counted.n_queries, False)
-        self.train, self.val = split_validation(ranker, table) if early_stopping else (table, None)
-        self.loss = _loss_sample(self.train, ranker._random_state, None)
-        ranker._l2 = _l2_strength(ranker, self.train, counted.n_rows)
-        self.step = ranker._learning_rate(counted.n_queries)
+        self.train, self.val = (
+            split_validation(table, params["validation_fraction"], state.random_state, None)
+            if self.resolved.early_stopping else (table, None)
+        )
+        self.loss = _loss_sample(self.train, state.random_state, None)
+        state.l2 = l2_strength(self.resolved.alpha, self.train)
+        training = ShardTraining(
+            make_objective=request.objective_factory(self.resolved), scaling=self.model.scaling, activation=params["activation"],
+            l2=state.l2, step=self.resolved.learning_rate_init, solver=params["solver"],
+            momentum=params["momentum"], batch_size=self.resolved.batch_size, dropout=params["dropout"],
+            input_noise=self.resolved.input_noise, n_jobs=params["n_jobs"],
+        )
         self.shards = [
             client.submit(
                 split_shard, shard, self.train.local_queries(i),
                 None if self.val is None else self.val.local_queries(i), self.loss.local_queries(i),
-                ranker._input_scaling, ranker._l2, self.step, pure=False,
+                training, pure=False,
             )
             for i, shard in enumerate(shards)
         ]
         self.weights = np.array([self.train.shard_weight(i) for i in range(len(shards))])
         # Shards whose training queries weigh nothing take no step.
         self.active = [i for i in range(len(shards)) if self.weights[i] > 0]
-        self.gain = getattr(ranker, "gain", "exponential")
+        self.gain = params.get("gain", "exponential")
 
-    def params(self, ranker):
-        return [p.copy() for p in ranker.coefs_ + ranker.intercepts_]
-
-    def set_params(self, ranker, params):
-        n_layers = len(params) // 2
-        ranker.coefs_ = [np.asarray(p, dtype=self.dtype) for p in params[:n_layers]]
-        ranker.intercepts_ = [np.asarray(p, dtype=self.dtype) for p in params[n_layers:]]
-
-    def combine(self, evaluations, ranker):
-        """The loss and the validation NDCG@10 of the ranker's parameters
+    def combine(self, evaluations, model, l2):
+        """The loss and the validation NDCG@10 of the model's parameters
         from the shards' per-query numbers, put back in global query order
         (so that the means add up in the in-memory order)."""
         costs = self.loss.in_order([c for c, _ in evaluations])
-        value = self.loss.mean_of(costs) + _network.l2_penalty(ranker.coefs_, ranker._l2)
+        value = self.loss.mean_of(costs) + _network.l2_penalty(model.coefs, l2)
         if self.val is None:
             return value, None
         scores = self.val.in_order([v for _, v in evaluations])
@@ -563,12 +575,11 @@ class _Plan:
         return value, float(np.average(scores, weights=self.val.weights))
 
 
-def _global_scaling(ranker, summaries, dtype, n_rows):
+def _global_scaling(kind, summaries, dtype, n_rows):
     """The input scaling of all shards' rows of positive weight (``n_rows``
     of them): their merged feature moments, or for ``"piecewise"`` the bin
     edges and the encoded inputs' moments of the shards' pooled samples (as
     in memory, from at most ``EDGE_SAMPLE_ROWS`` rows)."""
-    kind = ranker.feature_scaling
     if kind is None:
         return None
     encoding = None
@@ -586,19 +597,6 @@ def _global_scaling(ranker, summaries, dtype, n_rows):
     return InputScaling.from_moments(kind, moments, dtype, encoding)
 
 
-def _initialize(ranker, scaling, dtype, n_rows):
-    """Global input scaling and initial weights of a first fit on ``n_rows``
-    training rows (all partitions')."""
-    ranker._input_scaling = scaling
-    set_input_scaling_attributes(ranker)
-    n_inputs = ranker.n_features_in_ if scaling is None else scaling.n_inputs
-    coefs, intercepts = _network.init_params(
-        n_inputs, ranker._hidden_layer_sizes(n_rows), ranker.activation, ranker._random_state
-    )
-    ranker.coefs_ = [c.astype(dtype, copy=False) for c in coefs]
-    ranker.intercepts_ = [b.astype(dtype, copy=False) for b in intercepts]
-
-
 def round_task(shard, params, optimizer_state, seed, gain, evaluate_params, train):
     """One round on a shard: the evaluation of ``params`` (when asked), then
     a local epoch from them (when asked). One task, so one round trip."""
@@ -607,38 +605,38 @@ def round_task(shard, params, optimizer_state, seed, gain, evaluate_params, trai
     return evaluation, epoch
 
 
-def _check_new_params(ranker, plan, params):
+def _check_new_params(model, options, params):
     """Non-finite parameters stop the fit with the in-memory message, before
     any shard computes with them."""
     if not all(np.isfinite(p).all() for p in params):
-        plan.set_params(ranker, params)
-        _check_finite(ranker)
+        _check_finite(model.with_params(params), options)
 
 
-def _by_averaging(ranker, client, plan, monitor):
+def _by_averaging(model, state, client, plan, monitor):
     """Local SGD with parameter averaging. The round that trains epoch e + 1
     also evaluates the parameters of epoch e, so an epoch costs one round
     trip; the last round only evaluates (or its epoch is dropped when the
     evaluation says stop)."""
     shards, active, weights = plan.shards, set(plan.active), plan.weights
+    max_iter = plan.options.max_iter
     states = [None] * len(shards)  # each shard's optimizer state
     pending = None  # (parameters, rows) of an epoch not yet evaluated
     done, stopped = 0, False
     while True:
         started = time.perf_counter()
-        train_now = done + (pending is not None) < ranker.max_iter
-        seeds = ranker._random_state.randint(2**31, size=len(shards)) if train_now else [0] * len(shards)
-        params = pending[0] if pending is not None else plan.params(ranker)
+        train_now = done + (pending is not None) < max_iter
+        seeds = state.random_state.randint(2**31, size=len(shards)) if train_now else [0] * len(shards)
+        params = pending[0] if pending is not None else [p.copy() for p in model.params]
         results = gather(client, [
             client.submit(round_task, shard, params, states[i], seeds[i], plan.gain,
                           pending is not None, train_now and i in active, pure=False)
             for i, shard in enumerate(shards)
         ], "round of training")
         if pending is not None:
-            plan.set_params(ranker, params)
-            ranker.t_ += pending[1]
+            model.set_params(params)
+            state.t += pending[1]
             done += 1
-            if monitor.record(*plan.combine([r[0] for r in results], ranker), started):
+            if monitor.record(*plan.combine([r[0] for r in results], model, state.l2), model.params, started):
                 stopped = True
                 break
         if not train_now:
@@ -651,43 +649,8 @@ def _by_averaging(ranker, client, plan, monitor):
         ]
         for i in active:
             states[i] = epochs[i][1]
-        _check_new_params(ranker, plan, averaged)
+        _check_new_params(model, plan.options, averaged)
         pending = (averaged, sum(epochs[i][2] for i in active))
-    best_params = monitor.finish(stopped)
+    best_params = monitor.finish(stopped, max_iter)
     if best_params is not None:
-        plan.set_params(ranker, best_params)
-
-
-def _by_gradients(ranker, client, plan, monitor):
-    """Synchronous averaged gradients: one optimizer on the client, one
-    round trip per step, and one more per epoch for the evaluation."""
-    shards, active = plan.shards, plan.active
-    params = plan.params(ranker)
-    optimizer = new_optimizer(ranker, params, plan.step)
-    largest = max(plan.train.local_queries(i).size for i in active)
-    size = ranker._batch_size(int(largest))  # the parameters design's "auto" (LambdaRank's 16)
-    n_steps = max(-(-int(largest) // size), 1)
-    stopped = False
-    for _ in range(ranker.max_iter):
-        started = time.perf_counter()
-        seeds = ranker._random_state.randint(2**31, size=len(shards))
-        for step in range(n_steps):
-            results = gather(client, [
-                client.submit(batch_gradient, shards[i], params, seeds[i], step, n_steps, pure=False)
-                for i in active
-            ], "step's gradients")
-            results = [r for r in results if r is not None]
-            total = sum(r[1] for r in results)
-            optimizer.update([sum(r[1] / total * r[0][j] for r in results) for j in range(len(params))])
-            ranker.t_ += sum(r[2] for r in results)
-        _check_new_params(ranker, plan, params)
-        plan.set_params(ranker, params)
-        evaluations = gather(client, [
-            client.submit(evaluate, shard, params, plan.gain, pure=False) for shard in shards
-        ], "evaluation of the parameters")
-        if monitor.record(*plan.combine(evaluations, ranker), started):
-            stopped = True
-            break
-    best_params = monitor.finish(stopped)
-    if best_params is not None:
-        plan.set_params(ranker, best_params)
+        model.set_params(best_params)

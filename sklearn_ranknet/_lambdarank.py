@@ -1,11 +1,13 @@
 """LambdaRank: RankNet's pair gradients weighted by the metric change."""
 
+from functools import partial
 from numbers import Integral
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseRanker, _by_training_rows
+from ._base import BaseRanker
 from ._objectives import LambdaRankObjective
+from ._resolve import LAMBDARANK
 
 
 class LambdaRankRanker(BaseRanker):
@@ -330,18 +332,7 @@ class LambdaRankRanker(BaseRanker):
         "normalize_lambdas": ["boolean", StrOptions({"auto"})],
     }
 
-    # Below / from AUTO_EARLY_STOPPING_ROWS rows (defaults study, eleventh
-    # and fifteenth looks).
-    _AUTO_HIDDEN_LAYER_SIZES = ((128,), (64,))
-    _AUTO_ALPHA = (5.0, 15.0)
-    _AUTO_LEARNING_RATE = (3e-3, 1e-3)
-    _AUTO_BATCH_SIZE = 16
-    # Twenty-second look: on for small data only.
-    _AUTO_NORMALIZE_LAMBDAS = (True, False)
-    # RankNet's width, step and minibatch, and more noise (defaults study,
-    # twenty-first look).
-    _AUTO_QUERY_SCALED = {"hidden_layer_sizes": (64,), "learning_rate_init": 3e-3, "batch_size": 32,
-                          "input_noise": 3.0}
+    _AUTO = LAMBDARANK
 
     def __init__(
         self,
@@ -407,23 +398,8 @@ class LambdaRankRanker(BaseRanker):
     def _uses_exponential_gain(self):
         return self.gain == "exponential"
 
-    def _normalizes_lambdas(self, n_rows=None):
-        """``normalize_lambdas``, with "auto" resolved for a fit on ``n_rows``
-        training rows (None: a size not known in advance, as in
-        ``partial_fit`` and on Dask: off)."""
-        if self.normalize_lambdas != "auto":
-            return bool(self.normalize_lambdas)
-        return _by_training_rows(self._AUTO_NORMALIZE_LAMBDAS, n_rows)
-
-    def _resolve_objective_options(self, n_rows):
-        self.normalize_lambdas_ = self._normalizes_lambdas(n_rows)
-
-    def _make_objective(self, labels, offsets):
-        # Resolved by the fit for all its objectives (validation split and
-        # loss sample included); a Dask shard's template has not fitted.
-        normalize = getattr(self, "normalize_lambdas_", None)
-        return LambdaRankObjective(
-            labels, offsets, sigma=self.sigma, metric=self.metric, k=self.k, gain=self.gain,
-            pair_weighting=self.pair_weighting,
-            normalize=self._normalizes_lambdas() if normalize is None else normalize,
+    def _objective_factory(self, resolved):
+        return partial(
+            LambdaRankObjective, sigma=self.sigma, metric=self.metric, k=self.k, gain=self.gain,
+            pair_weighting=self.pair_weighting, normalize=resolved is not None and resolved.normalize_lambdas,
         )

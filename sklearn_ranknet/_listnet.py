@@ -1,9 +1,12 @@
 """ListNet: listwise softmax cross-entropy between labels and scores."""
 
+from functools import partial
+
 from sklearn.utils._param_validation import StrOptions
 
 from ._base import BaseRanker
 from ._objectives import ListNetObjective
+from ._resolve import LISTNET
 
 
 class ListNetRanker(BaseRanker):
@@ -269,10 +272,7 @@ class ListNetRanker(BaseRanker):
         "learning_rate_init": [*BaseRanker._parameter_constraints["learning_rate_init"], StrOptions({"auto"})],
         "gain": [StrOptions({"exponential", "linear"})],
     }
-    _AUTO_LEARNING_RATE = (3e-3, 1e-3)
-    # More noise on small data scaled within queries (defaults study,
-    # twenty-first look).
-    _AUTO_QUERY_SCALED = {"input_noise": 3.0}
+    _AUTO = LISTNET
 
     def __init__(
         self,
@@ -327,10 +327,8 @@ class ListNetRanker(BaseRanker):
         )
         self.gain = gain
 
-    def _make_objective(self, labels, offsets):
-        return ListNetObjective(
-            labels, offsets, sigma=self.sigma, gain=self.gain
-        )
+    def _objective_factory(self, resolved):
+        return partial(ListNetObjective, sigma=self.sigma, gain=self.gain)
 
     def _uses_exponential_gain(self):
         return self.gain == "exponential"

@@ -1,5 +1,7 @@
 """RankNet: pairwise cross-entropy on sigmoid score differences."""
 
+from functools import partial
+
 from sklearn.utils._param_validation import StrOptions
 
 from ._base import BaseRanker
@@ -311,8 +313,5 @@ class RankNetRanker(BaseRanker):
         )
         self.pair_targets = pair_targets
 
-    def _make_objective(self, labels, offsets):
-        return RankNetObjective(
-            labels, offsets, sigma=self.sigma,
-            soft_targets=self.pair_targets == "soft",
-        )
+    def _objective_factory(self, resolved):
+        return partial(RankNetObjective, sigma=self.sigma, soft_targets=self.pair_targets == "soft")

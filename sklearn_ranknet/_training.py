@@ -25,6 +25,7 @@ of changing minibatches.
 
 import time
 import warnings
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -40,6 +41,7 @@ from ._noise import NOISE_TABLE_BLOCKS, NoiseTable
 from ._objectives import label_sorted_order
 from ._optim import SGD, Adam, WeightAverage
 from ._query_scaled import scaled_within_queries
+from ._resolve import Resolved
 from .metrics import _grouped_ndcg_values, _mean_over_queries
 
 #: Cut-off of the NDCG used by ``score`` and by early stopping.
@@ -74,8 +76,8 @@ class TrainingSet:
     offsets : ndarray of shape (n_queries + 1,)
     weights : ndarray of shape (n_queries,) or None
         Query weights (``sample_weight``); ``None`` weighs queries equally.
-    objective : objective built for these queries (on first use, so that
-        the ranker can resolve its options for the data's size first)
+    objective : objective built for these queries, on first use, by
+        ``make_objective(y, offsets)`` (see :meth:`with_objective`)
     """
 
     def __init__(self, X, rows, y, offsets, make_objective, weights=None):
@@ -86,6 +88,12 @@ class TrainingSet:
     @cached_property
     def objective(self):
         return self._make_objective(self.y, self.offsets)
+
+    def with_objective(self, make_objective):
+        """The same queries, with the objective ``make_objective`` builds
+        (a set is first arranged without one: the objective's options are
+        resolved from the data's shape)."""
+        return TrainingSet(self.X, self.rows, self.y, self.offsets, make_objective, self.weights)
 
     @cached_property
     def weighted(self):
@@ -113,6 +121,10 @@ class TrainingSet:
     @property
     def n_queries(self):
         return len(self.offsets) - 1
+
+    def query_work(self):
+        """Pairs (or documents) the objective visits in each query."""
+        return self.objective.query_work(self.offsets)
 
     def positions_of(self, queries):
         """Positions of the given queries' rows, query by query, and their
@@ -149,10 +161,10 @@ class TrainingSet:
         (:func:`~sklearn_ranknet._query_scaled.scaled_within_queries`)."""
         return scaled_within_queries(self.X, self.rows, self.offsets)
 
-    def features(self, ranker, positions):
+    def features(self, model, positions):
         """The rows of ``X`` at ``positions`` (an index array or a slice),
-        gathered and made ready for ``ranker``'s network."""
-        return ranker._network_rows(self.X, self.rows[positions])
+        gathered and made ready for ``model``'s network."""
+        return model.inputs(self.X, self.rows[positions])
 
     def densify(self):
         """Read a CSR ``X`` too dense to stay sparse (``stays_sparse``) as
@@ -184,7 +196,7 @@ def _loss_sample(data, random_state, make_objective):
     of such queries alone would make the mean 0 / 0 (a NaN loss, on which
     the ``tol`` rule stops after its patience)."""
     data = data.weighted
-    pairs = data.objective.query_work(data.offsets)
+    pairs = data.query_work()
     sizes = np.diff(data.offsets)
     if pairs.sum() <= LOSS_SAMPLE_PAIRS and sizes.sum() <= LOSS_SAMPLE_ROWS:
         return data
@@ -198,36 +210,38 @@ def _loss_sample(data, random_state, make_objective):
     return data.subset(np.sort(shuffled[:n_taken]), make_objective)
 
 
-def _scores(ranker, data):
+def _scores(model, data, n_threads):
     """Scores of every row of ``data`` (float64), gathered and scored block
     by block so that no copy of its rows of X is ever whole."""
-    coefs, intercepts = ranker._network_params(data.X)
-    activation = ranker.activation
+    coefs, intercepts = model.layers(data.X)
     blocks = _row_blocks(len(data.rows), coefs, max_rows=max(SCORE_BLOCK_VALUES // coefs[0].shape[0], 64))
 
     def score(block):
-        return _network.predict_scores(data.features(ranker, block), coefs, intercepts, activation)
+        return _network.predict_scores(data.features(model, block), coefs, intercepts, model.activation)
 
-    return as_kernel_array(np.concatenate(map_blocks(score, blocks, ranker._n_threads())))
+    return as_kernel_array(np.concatenate(map_blocks(score, blocks, n_threads)))
 
 
-def objective_value(ranker, data):
-    """Mean per-query cost of ``data`` under the current weights, plus L2."""
-    scores = _scores(ranker, data)
+def query_costs(model, data, n_threads):
+    """Each query's cost in ``data`` under the model's current weights."""
+    scores = _scores(model, data, n_threads)
     positions = np.arange(len(data.rows))
     queries = np.arange(data.n_queries)
-    _, cost = data.objective.gradient(
-        scores, positions, queries, data.offsets, with_cost=True, n_threads=ranker._n_threads()
-    )
-    return data.mean_of_queries(cost) + _network.l2_penalty(ranker.coefs_, ranker._l2)
+    _, cost = data.objective.gradient(scores, positions, queries, data.offsets, with_cost=True, n_threads=n_threads)
+    return cost
 
 
-def validation_score(ranker, data):
+def objective_value(model, state, data):
+    """Mean per-query cost of ``data`` under the current weights, plus L2."""
+    cost = query_costs(model, data, state.n_threads)
+    return data.mean_of_queries(cost) + _network.l2_penalty(model.coefs, state.l2)
+
+
+def validation_score(model, state, data, gain):
     """NDCG@10 of a held-out training set under the current weights, as
     ``ndcg_score`` computes it (the labels were validated by ``fit``, and
     the queries are grouped once per fit: this runs every epoch)."""
-    scores = _scores(ranker, data)
-    gain = getattr(ranker, "gain", "exponential")
+    scores = _scores(model, data, state.n_threads)
     values, empty = _grouped_ndcg_values(data.query_groups, data.y, scores, SCORE_K, gain, False)
     return _mean_over_queries(data.query_groups, values, empty, 1.0, data.row_weights())
 
@@ -240,13 +254,13 @@ def weighted_queries(data):
     return np.flatnonzero(data.weights > 0)
 
 
-def split_validation(ranker, data):
-    """A training and a validation set of whole queries: ``validation_fraction``
-    of the weighted queries held out (a query of weight 0 would score
-    nothing there, so those all train, where they count for nothing too)."""
+def split_validation(data, fraction, random_state, make_objective):
+    """A training and a validation set of whole queries: ``fraction`` of the
+    weighted queries held out (a query of weight 0 would score nothing
+    there, so those all train, where they count for nothing too)."""
     candidates = weighted_queries(data)
     n_candidates = len(candidates)
-    n_val = int(np.ceil(ranker.validation_fraction * n_candidates))
+    n_val = int(np.ceil(fraction * n_candidates))
     if n_candidates < 2 or n_val >= n_candidates:
         weighted = "" if data.weights is None else " with a positive sample_weight"
         raise ValueError(
@@ -254,9 +268,9 @@ def split_validation(ranker, data):
             f"{n_candidates} quer{'y' if n_candidates == 1 else 'ies'}{weighted}; give more "
             "queries, lower validation_fraction, or set early_stopping=False."
         )
-    held_out = np.sort(ranker._random_state.permutation(candidates)[:n_val])
+    held_out = np.sort(random_state.permutation(candidates)[:n_val])
     kept = np.setdiff1d(np.arange(data.n_queries), held_out, assume_unique=True)
-    return data.subset(kept, ranker._make_objective), data.subset(held_out, ranker._make_objective)
+    return data.subset(kept, make_objective), data.subset(held_out, make_objective)
 
 
 def _epoch_batches(data, order, batch_size):
@@ -269,66 +283,108 @@ def _epoch_batches(data, order, batch_size):
         yield positions[lo:hi], order[start:stop], offsets[start : stop + 1] - lo
 
 
-def _l2_strength(ranker, data, n_rows):
-    """The L2 weight on the mean-per-query objective of ``data``, for a fit
-    on ``n_rows`` training rows in all (before any validation split; None
-    in ``partial_fit``), which resolves ``alpha="auto"``.
+def l2_strength(alpha, data):
+    """The L2 weight on the mean-per-query objective of ``data`` for the
+    (resolved) ``alpha``.
 
     ``alpha`` weighs the penalty against the *sum* of the training queries'
     costs, as Ridge's ``alpha`` does and ``MLPRegressor``'s does for a full
-    batch, so its pull fades as the training set grows: the cross-validated
-    best penalty fell about tenfold from 150 to 1,000 training queries on
-    MSLR-shaped data (benchmarks/results/tune_defaults.md, sixth look).
-    The queries are counted, not their weights: weights stay relative (a
+    batch, so its pull fades as the training set grows. The queries are counted, not their weights: weights stay relative (a
     common factor changes nothing but the rounding of their ratios), a
     weight of 0 leaves a query out, and
     frequency weights (a query's traffic) do not switch the penalty off
     as if the same few queries were thousands of independent ones.
     """
     n_queries = data.n_queries if data.weights is None else int(np.count_nonzero(data.weights))
-    return ranker._alpha(n_rows) / n_queries
+    return alpha / n_queries
 
 
-def fit_stochastic(ranker, data, incremental):
+@dataclass(frozen=True)
+class Options:
+    """The hyperparameters the loop reads, "auto" values resolved."""
+
+    resolved: Resolved
+    solver: str
+    momentum: float
+    max_iter: int
+    tol: float
+    verbose: bool
+    validation_fraction: float
+    gain: str
+    #: (solver, learning_rate_init, momentum) as the parameters give them:
+    #: what an optimizer carried over was made for (see _resumed_optimizer).
+    optimizer_settings: tuple
+    #: For the advice of a fit whose weights went non-finite.
+    feature_scaling: str = None
+    sigma: float = None
+
+    @classmethod
+    def of(cls, params, resolved):
+        """The options of a ranker's parameters (``get_params(deep=False)``)."""
+        return cls(
+            resolved=resolved, solver=params["solver"], momentum=params["momentum"],
+            max_iter=params["max_iter"], tol=params["tol"], verbose=params["verbose"],
+            validation_fraction=params["validation_fraction"], gain=params.get("gain", "exponential"),
+            optimizer_settings=(params["solver"], params["learning_rate_init"], params["momentum"]),
+            feature_scaling=params["feature_scaling"], sigma=params.get("sigma"),
+        )
+
+
+class History:
+    """The learning curves a fit extends (the rankers' ``n_iter_``,
+    ``loss_curve_``, ``loss_``, ``validation_scores_``,
+    ``best_validation_score_`` and ``best_loss_``)."""
+
+    def __init__(self, n_iter=0, loss_curve=None, loss=None, validation_scores=None,
+                 best_validation_score=None, best_loss=np.inf):
+        self.n_iter, self.loss = n_iter, loss
+        self.loss_curve = [] if loss_curve is None else loss_curve
+        self.validation_scores, self.best_validation_score = validation_scores, best_validation_score
+        self.best_loss = best_loss
+
+
+def fit_stochastic(model, state, data, options, history, incremental):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
-    or until the loss (or the validation NDCG) stops improving."""
-    n_rows = len(data.weighted.rows)  # the "auto" values' size: rows of positive weight
-    early_stopping = ranker._uses_early_stopping(n_rows, data.weighted.n_queries, incremental)
-    query_scaled = ranker._small_and_query_scaled(data.weighted, incremental)
+    or until the loss (or the validation NDCG) stops improving. Updates
+    ``model``'s parameters in place, ``state`` and ``history``."""
+    resolved = options.resolved
+    early_stopping = resolved.early_stopping
     data.densify()
-    train, val = split_validation(ranker, data) if early_stopping else (data, None)
-    monitor = EpochMonitor(ranker, early_stopping, ranker._patience(n_rows))
-    loss_sample = _loss_sample(train, ranker._random_state, ranker._make_objective)
-    params = ranker.coefs_ + ranker.intercepts_  # the optimizer updates these arrays in place
-    step = ranker._learning_rate(None if incremental else data.weighted.n_queries, query_scaled)
-    ranker._optimizer = _resumed_optimizer(ranker, params, step)
-    averaging = _weight_average(ranker, params, ranker._ema_momentum(early_stopping))
-    ranker._l2 = _l2_strength(ranker, train, None if incremental else n_rows)
-    batch_size = ranker._batch_size(train.n_queries, query_scaled)
-    n_threads = ranker._n_threads()
+    make_objective = data._make_objective
+    train, val = (
+        split_validation(data, options.validation_fraction, state.random_state, make_objective)
+        if early_stopping else (data, None)
+    )
+    monitor = EpochMonitor(history, early_stopping, resolved.n_iter_no_change, options.tol, options.verbose)
+    loss_sample = _loss_sample(train, state.random_state, make_objective)
+    params = model.params  # the optimizer updates these arrays in place
+    state.optimizer = _resumed_optimizer(state.optimizer, params, resolved.learning_rate_init, options)
+    averaging = _weight_average(state, params, resolved.ema_momentum)
+    state.l2 = l2_strength(resolved.alpha, train)
+    batch_size = min(resolved.batch_size, train.n_queries)
     steps_per_epoch = -(-train.n_queries // batch_size)
-    noise = noise_table(ranker, train, batch_size, steps_per_epoch * (1 if incremental else ranker.max_iter))
+    state.noise = noise_table(model, state, train, batch_size, steps_per_epoch * (1 if incremental else options.max_iter))
     stopped = False
-    for _ in range(1 if incremental else ranker.max_iter):
+    for _ in range(1 if incremental else options.max_iter):
         started = time.perf_counter()
-        order = ranker._random_state.permutation(train.n_queries)
+        order = state.random_state.permutation(train.n_queries)
         for positions, queries, offsets in _epoch_batches(train, order, batch_size):
-            _step(ranker, train, positions, queries, offsets, n_threads, noise)
+            _step(model, state, train, positions, queries, offsets)
             if averaging is not None:
                 averaging.update(params)
-        _check_finite(ranker)
+        _check_finite(model, options)
         # The epoch is judged on the model fit would return: with weight
         # averaging, the average (the trained weights go back after).
         if averaging is not None:
             averaging.hand_over(params)
-        value = objective_value(ranker, loss_sample)
-        score = validation_score(ranker, val) if early_stopping else None
-        stopped = monitor.record(value, score, started, incremental=incremental)
+        value = objective_value(model, state, loss_sample)
+        score = validation_score(model, state, val, options.gain) if early_stopping else None
+        stopped = monitor.record(value, score, params, started, incremental=incremental)
         if averaging is not None:
             averaging.resume(params)
         if stopped:
             break
-    best_params = monitor.finish(stopped)
+    best_params = monitor.finish(stopped, options.max_iter)
     if averaging is not None:
         averaging.hand_over(params)
     if best_params is not None:  # in place: the optimizer holds these arrays
@@ -338,18 +394,19 @@ def fit_stochastic(ranker, data, incremental):
         # epoch's, which early stopping passed over: a partial_fit resuming
         # it would start from there, not from the model returned. The next
         # call starts a new average from the returned weights instead.
-        ranker.__dict__.pop("_weight_average", None)
+        state.weight_average = None
+    state.noise = None
 
 
-def new_optimizer(ranker, params, step):
-    """A fresh optimizer of the ranker's ``solver`` over ``params``, with
-    the step size ``step`` (``learning_rate_init``, resolved)."""
-    if ranker.solver == "sgd":
-        return SGD(params, step, momentum=ranker.momentum)
+def new_optimizer(params, step, solver, momentum):
+    """A fresh optimizer of ``solver`` over ``params``, with the step size
+    ``step`` (``learning_rate_init``, resolved)."""
+    if solver == "sgd":
+        return SGD(params, step, momentum=momentum)
     return Adam(params, step)
 
 
-def _resumed_optimizer(ranker, params, step):
+def _resumed_optimizer(optimizer, params, step, options):
     """The optimizer the last ``partial_fit`` (or warm-started fit) left,
     its moments carried over as ``MLPRegressor`` carries them, or a new one.
 
@@ -361,39 +418,36 @@ def _resumed_optimizer(ranker, params, step):
     effect: a new solver starts a new optimizer; a new step size or momentum
     is set on the one there is (``step`` is read only then, so that the
     step an "auto" value resolved to at the first call stays as it was)."""
-    settings = (ranker.solver, ranker.learning_rate_init, ranker.momentum)
-    optimizer = getattr(ranker, "_optimizer", None)
+    settings = options.optimizer_settings
     made_for = getattr(optimizer, "made_for", None)
-    if optimizer is not None and made_for is None and isinstance(optimizer, SGD) == (settings[0] == "sgd"):
-        made_for = settings  # pickled before optimizers were tagged: taken as made for today's settings
     if made_for is None or made_for[0] != settings[0]:
-        optimizer = new_optimizer(ranker, params, step)
+        optimizer = new_optimizer(params, step, options.solver, options.momentum)
     else:
         optimizer.params = list(params)
         if made_for[1] != settings[1]:
             optimizer.learning_rate = step
         if made_for[2] != settings[2] and isinstance(optimizer, SGD):
-            optimizer.momentum = float(ranker.momentum)
+            optimizer.momentum = float(options.momentum)
     optimizer.made_for = settings
     return optimizer
 
 
-def _weight_average(ranker, params, momentum):
+def _weight_average(state, params, momentum):
     """The running average of the weights (``momentum``, the resolved
     ``ema_momentum``, > 0), carried from one ``partial_fit`` to the next as
     the optimizer is (a new one if the momentum changed), or None. Either
     way the trained weights go back in place of the average the last call
     left."""
-    averaging = getattr(ranker, "_weight_average", None)
+    averaging = state.weight_average
     if averaging is not None:
         averaging.resume(params)
         if averaging.momentum != momentum:  # changed between partial_fit calls
             averaging = None
     if not momentum:
-        ranker.__dict__.pop("_weight_average", None)
+        state.weight_average = None
         return None
     if averaging is None:
-        averaging = ranker._weight_average = WeightAverage(params, momentum)
+        averaging = state.weight_average = WeightAverage(params, momentum)
     return averaging
 
 
@@ -408,46 +462,46 @@ class EpochMonitor:
     without improvement (``n_iter_no_change``, resolved).
     """
 
-    def __init__(self, ranker, early_stopping, patience):
-        self.ranker, self.early_stopping, self.patience = ranker, early_stopping, patience
+    def __init__(self, history, early_stopping, patience, tol, verbose):
+        self.history, self.early_stopping, self.patience = history, early_stopping, patience
+        self.tol, self.verbose = tol, verbose
         if early_stopping:
-            ranker.validation_scores_ = ranker.validation_scores_ or []
+            history.validation_scores = history.validation_scores or []
         self.best_score, self.best_params, self.no_improvement = -np.inf, None, 0
 
-    def record(self, value, score, started, incremental=False):
-        """Record an epoch of the ranker's current parameters (training
-        objective ``value``, validation ``score`` or None); True to stop."""
-        ranker = self.ranker
-        ranker.n_iter_ += 1
-        ranker.loss_curve_.append(value)
-        ranker.loss_ = value
+    def record(self, value, score, params, started, incremental=False):
+        """Record an epoch of the parameters ``params`` (training objective
+        ``value``, validation ``score`` or None); True to stop."""
+        history = self.history
+        history.n_iter += 1
+        history.loss_curve.append(value)
+        history.loss = value
         if self.early_stopping:
-            ranker.validation_scores_.append(score)
+            history.validation_scores.append(score)
             improved = score > self.best_score
             if improved:
-                self.best_score = ranker.best_validation_score_ = score
-                self.best_params = [p.copy() for p in ranker.coefs_ + ranker.intercepts_]
+                self.best_score = history.best_validation_score = score
+                self.best_params = [p.copy() for p in params]
         else:
-            improved = value < ranker.best_loss_ - ranker.tol
-            ranker.best_loss_ = min(ranker.best_loss_, value)
+            improved = value < history.best_loss - self.tol
+            history.best_loss = min(history.best_loss, value)
         if incremental:  # partial_fit: one epoch, no stopping rule
-            _report(ranker, started, early_stopping=False)
+            _report(history, started, False, self.verbose)
             return True
         self.no_improvement = 0 if improved else self.no_improvement + 1
-        _report(ranker, started, self.early_stopping)
+        _report(history, started, self.early_stopping, self.verbose)
         if self.no_improvement > self.patience:
-            if ranker.verbose:
+            if self.verbose:
                 print(f"No improvement for {self.patience} epochs: stopping.")
             return True
         return False
 
-    def finish(self, stopped):
+    def finish(self, stopped, max_iter):
         """Warn when ``max_iter`` ran out first; the best parameters seen
         with early stopping (copies), or None."""
         if not stopped:
             warnings.warn(
-                f"Maximum iterations ({self.ranker.max_iter}) reached and the optimization "
-                "has not converged yet.",
+                f"Maximum iterations ({max_iter}) reached and the optimization has not converged yet.",
                 ConvergenceWarning,
             )
         return self.best_params
@@ -457,24 +511,24 @@ def _block_row_limit(coefs):
     return max(BLOCK_WORK // sum(c.size for c in coefs), 1024)
 
 
-def noise_table(ranker, train, batch_size, n_steps):
+def noise_table(model, state, train, batch_size, n_steps):
     """The :class:`~._noise.NoiseTable` for ``n_steps`` minibatches of
     ``batch_size`` queries of ``train``, or None without input noise. Drawn
-    here, on the calling thread, from the ranker's random state.
+    here, on the calling thread, from the state's random stream.
 
     It holds ``NOISE_TABLE_BLOCKS`` of the largest possible row block, so
     that every block reads from one of many offsets, even when one block is
     a whole epoch (a table of one block would give every epoch the same
     noise); fewer for a call of fewer steps, which then draws no more than
     it uses."""
-    if not ranker.input_noise_:
+    if not state.input_noise:
         return None
-    coefs, _ = ranker._network_params(train.X)
+    coefs, _ = model.layers(train.X)
     largest_batch = int(np.sort(np.diff(train.offsets))[::-1][:batch_size].sum())
     block_rows = min(largest_batch, _block_row_limit(coefs))
     rows = min(NOISE_TABLE_BLOCKS, n_steps) * block_rows
-    seed = ranker._random_state.randint(2**31)
-    return NoiseTable(ranker.input_noise_, rows * coefs[0].shape[0], coefs[0].dtype, seed)
+    seed = state.random_state.randint(2**31)
+    return NoiseTable(state.input_noise, rows * coefs[0].shape[0], coefs[0].dtype, seed)
 
 
 def _row_blocks(n_rows, coefs, max_rows=None):
@@ -491,43 +545,46 @@ def _row_blocks(n_rows, coefs, max_rows=None):
     return [slice(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def pool_has_work(ranker, data, query_scaled=False):
+def pool_has_work(model, data, batch_size, solver):
     """Whether the threads of ``n_jobs`` would share a typical minibatch of
-    ``data``: two row blocks or more, or a lambda pass long enough to split
-    (``SERIAL_BELOW_WORK``). If not, the fit leaves BLAS its own threads, as
-    with ``n_jobs=None``: one BLAS thread with an idle pool beside it made
-    small networks over short queries slower than the default."""
-    if ranker.solver == "lbfgs":  # passes over all rows: many blocks
+    ``batch_size`` queries of ``data``: two row blocks or more, or a lambda
+    pass long enough to split (``SERIAL_BELOW_WORK``). If not, the fit
+    leaves BLAS its own threads, as with ``n_jobs=None``: one BLAS thread
+    with an idle pool beside it made small networks over short queries
+    slower than the default."""
+    if solver == "lbfgs":  # passes over all rows: many blocks
         return True
-    batch = ranker._batch_size(data.n_queries, query_scaled)
-    coefs, _ = ranker._network_params(data.X)
+    batch = min(batch_size, data.n_queries)
+    coefs, _ = model.layers(data.X)
     batch_rows = int(batch * len(data.rows) / max(data.n_queries, 1))
-    batch_work = batch * float(np.mean(data.objective.query_work(data.offsets)))
+    batch_work = batch * float(np.mean(data.query_work()))
     return len(_row_blocks(batch_rows, coefs)) >= 2 or batch_work >= _jit.SERIAL_BELOW_WORK
 
 
-def _step(ranker, train, positions, queries, offsets, n_threads, noise):
-    """One optimizer step on a minibatch of whole queries.
+def minibatch_gradients(model, state, train, positions, queries, offsets):
+    """Gradients of the model's own parameters on a minibatch of whole
+    queries (before the penalty), each query weighed by its weight over the
+    mean weight.
 
     Rows are gathered from the caller's ``X`` and pushed through the network
-    in fixed blocks, on ``n_threads`` threads: each block's forward pass, then
-    the lambda kernel over the whole batch, then each block's backward pass.
-    ``noise`` is the fit's :func:`noise_table` (None without input noise).
+    in fixed blocks, on ``state.n_threads`` threads: each block's forward
+    pass, then the lambda kernel over the whole batch, then each block's
+    backward pass.
     """
-    coefs, intercepts = ranker._network_params(train.X)
-    activation, dropout = ranker.activation, ranker.dropout
+    coefs, intercepts = model.layers(train.X)
+    activation, dropout, n_threads = model.activation, state.dropout, state.n_threads
     blocks = _row_blocks(len(positions), coefs)
     # One seed per block, drawn here: the random draws do not depend on the
     # threads that run the blocks.
-    random = bool(dropout or ranker.input_noise_)
-    seeds = ranker._random_state.randint(2**31, size=len(blocks)) if random else [None] * len(blocks)
+    random = state.randomized
+    seeds = state.random_state.randint(2**31, size=len(blocks)) if random else [None] * len(blocks)
 
     def forward(indexed):
         block, seed = indexed
         generator = np.random.default_rng(seed) if random else None
-        rows = train.features(ranker, positions[block])
-        if ranker.input_noise_:
-            rows = _with_input_noise(ranker, rows, noise, generator)
+        rows = train.features(model, positions[block])
+        if state.input_noise:
+            rows = _with_input_noise(model, rows, state.noise, generator)
         return _network.forward(
             rows, coefs, intercepts, activation, dropout=dropout, random_state=generator
         )
@@ -553,11 +610,17 @@ def _step(ranker, train, positions, queries, offsets, n_threads, noise):
     for more_coefs, more_intercepts in partials[1:]:  # in block order
         for total, part in zip(coef_grads + intercept_grads, more_coefs + more_intercepts):
             total += part
-    ranker._model_gradient(train.X, coef_grads, intercept_grads)
+    model.own_gradients(train.X, coef_grads, intercept_grads)
     _freeze_output_intercept(intercept_grads)
-    _network.add_l2(coef_grads, ranker.coefs_, ranker._l2)
-    ranker._optimizer.update(coef_grads + intercept_grads)
-    ranker.t_ += len(positions)
+    return coef_grads, intercept_grads
+
+
+def _step(model, state, train, positions, queries, offsets):
+    """One optimizer step on a minibatch of whole queries."""
+    coef_grads, intercept_grads = minibatch_gradients(model, state, train, positions, queries, offsets)
+    _network.add_l2(coef_grads, model.coefs, state.l2)
+    state.optimizer.update(coef_grads + intercept_grads)
+    state.t += len(positions)
 
 
 def _freeze_output_intercept(intercept_grads):
@@ -569,26 +632,27 @@ def _freeze_output_intercept(intercept_grads):
     intercept_grads[-1][...] = 0.0
 
 
-def _with_input_noise(ranker, rows, noise, generator):
-    """Gathered rows (a copy) plus Gaussian noise of standard deviation
-    ``input_noise_`` in standardized units, read from the ``noise`` table.
-    Sparse rows become dense (noise touches every entry) but stay
-    unstandardized, as their folded first layer expects: their noise is
-    scaled by each feature's spread."""
-    folded = sp.issparse(rows) and ranker._input_scaling is not None
+def _with_input_noise(model, rows, noise, generator):
+    """Gathered rows (a copy) plus Gaussian noise of the table's standard
+    deviation in standardized units, read from the ``noise`` table. Sparse
+    rows become dense (noise touches every entry) but stay unstandardized,
+    as their folded first layer expects: their noise is scaled by each
+    feature's spread."""
+    folded = sp.issparse(rows) and model.scaling is not None
     rows = rows.toarray() if sp.issparse(rows) else rows
     block = noise.block(rows.shape, generator)
     if folded:
-        block = block * ranker._input_scaling.scale
+        block = block * model.scaling.scale
     rows += block
     return rows
 
 
-def fit_lbfgs(ranker, data):
-    """L-BFGS-B on the whole objective (RankNet only)."""
-    sizes = _network.layer_sizes(ranker.coefs_[0].shape[0], ranker._hidden_layer_sizes())  # encoded inputs
+def fit_lbfgs(model, state, data, options, history):
+    """L-BFGS-B on the whole objective (RankNet only): returns the model at
+    the solution (in the model's precision)."""
+    sizes = _network.layer_sizes(model.coefs[0].shape[0], model.hidden_layer_sizes)  # encoded inputs
     n_queries = data.n_queries
-    ranker._l2 = _l2_strength(ranker, data, len(data.weighted.rows))
+    state.l2 = l2_strength(options.resolved.alpha, data)
     all_queries = np.arange(n_queries)
     positions = np.arange(len(data.rows))
     # Full batches run on the caller's rows in their own order: the scores
@@ -600,7 +664,7 @@ def fit_lbfgs(ranker, data):
     else:
         row_share = data.row_weights() / data.weights.sum()
 
-    scaling = ranker._input_scaling
+    scaling = model.scaling
     # The whole X at once: with input scaling, one scaled copy (L-BFGS is for
     # small data).
     X = data.X if scaling is None else scaling.rows(data.X, slice(None))
@@ -608,69 +672,70 @@ def fit_lbfgs(ranker, data):
     def cost_and_gradient(vector):
         coefs, intercepts = _network.unpack(vector, sizes)
         weights = (coefs, intercepts) if scaling is None else scaling.network_params(X, coefs, intercepts)
-        scores, cache = _network.forward(X, *weights, ranker.activation)
+        scores, cache = _network.forward(X, *weights, model.activation)
         grad, cost = data.objective.gradient(
             as_kernel_array(scores[inverse_order]), positions, all_queries, data.offsets, with_cost=True,
-            n_threads=ranker._n_threads(),
+            n_threads=state.n_threads,
         )
         upstream = np.zeros(data.X.shape[0])
         upstream[inverse_order] = grad * row_share
-        coef_grads, intercept_grads = _network.backward(cache, upstream, weights[0], ranker.activation)
+        coef_grads, intercept_grads = _network.backward(cache, upstream, weights[0], model.activation)
         if scaling is not None:
             scaling.model_gradient(X, coef_grads, intercept_grads)
         _freeze_output_intercept(intercept_grads)
-        _network.add_l2(coef_grads, coefs, ranker._l2)
-        value = data.mean_of_queries(cost) + _network.l2_penalty(coefs, ranker._l2)
+        _network.add_l2(coef_grads, coefs, state.l2)
+        value = data.mean_of_queries(cost) + _network.l2_penalty(coefs, state.l2)
         return value, _network.pack(coef_grads, intercept_grads)
 
-    ranker.loss_curve_ = []
+    history.loss_curve = []
     started = [time.perf_counter()]
 
     def record(intermediate_result):  # scipy passes the result by this name
-        ranker.loss_curve_.append(float(intermediate_result.fun))
-        ranker.n_iter_ = len(ranker.loss_curve_)
-        _report(ranker, started[0], early_stopping=False)
+        history.loss_curve.append(float(intermediate_result.fun))
+        history.n_iter = len(history.loss_curve)
+        _report(history, started[0], False, options.verbose)
         started[0] = time.perf_counter()
 
     result = minimize(
         cost_and_gradient,
-        _network.pack(ranker.coefs_, ranker.intercepts_),
+        _network.pack(model.coefs, model.intercepts),
         jac=True,
         method="L-BFGS-B",
         callback=record,
-        options={"maxiter": ranker.max_iter, "gtol": ranker.tol},
+        options={"maxiter": options.max_iter, "gtol": options.tol},
     )
     # scipy works in float64; the model keeps its own precision.
-    coefs, intercepts = _network.unpack(result.x.astype(ranker.coefs_[0].dtype), sizes)
-    ranker.coefs_, ranker.intercepts_ = list(coefs), list(intercepts)
-    ranker.n_iter_ = int(result.nit)
-    ranker.loss_ = float(result.fun)
-    _check_finite(ranker)
+    coefs, intercepts = _network.unpack(result.x.astype(model.dtype), sizes)
+    model.coefs, model.intercepts = list(coefs), list(intercepts)
+    history.n_iter = int(result.nit)
+    history.loss = float(result.fun)
+    _check_finite(model, options)
     if result.status == 1:
         warnings.warn(
-            f"L-BFGS reached max_iter={ranker.max_iter} before converging.", ConvergenceWarning
+            f"L-BFGS reached max_iter={options.max_iter} before converging.", ConvergenceWarning
         )
+    return model
 
 
-def _check_finite(ranker):
-    if not all(np.isfinite(p).all() for p in ranker.coefs_ + ranker.intercepts_):
+def _check_finite(model, options):
+    if not model.is_finite:
         remedy = (
             'or let the ranker scale the features (feature_scaling="piecewise" or "log1p")'
-            if getattr(ranker, "feature_scaling", None) is None
+            if options.feature_scaling is None
             else "or check the features and labels for extreme values"
         )
         step = "learning_rate_init"
-        sigma = getattr(ranker, "sigma", None)
+        sigma = options.sigma
         if sigma is not None and sigma > 1:
             # sigma multiplies every pair's gradient as the step size does.
             step += f" or sigma (sigma={sigma!r} scales every gradient)"
         raise ValueError(f"Training produced non-finite weights. Lower {step}, {remedy}.")
 
 
-def _report(ranker, started, early_stopping):
-    if not ranker.verbose:
+def _report(history, started, early_stopping, verbose):
+    if not verbose:
         return
-    line = f"Epoch {ranker.n_iter_:4d}  loss {ranker.loss_curve_[-1]:.6f}"
+    line = f"Epoch {history.n_iter:4d}  loss {history.loss_curve[-1]:.6f}"
     if early_stopping:
-        line += f"  val NDCG@{SCORE_K} {ranker.validation_scores_[-1]:.4f}"
+        line += f"  val NDCG@{SCORE_K} {history.validation_scores[-1]:.4f}"
     print(f"{line}  {time.perf_counter() - started:.3f}s")

@@ -106,7 +106,7 @@ from ._query_column import (
 )
 from ._ranknet import RankNetRanker
 from ._training import SCORE_K
-from ._validation import float_column
+from ._validation import float_column, label_remedy
 
 __all__ = [
     "DaskLambdaRankRanker",
@@ -568,7 +568,7 @@ def _scores_dtype(model_dtype, input_dtypes):
 
 
 #: Attributes of a Dask ranker that its in-memory twin does not get.
-_DASK_ONLY = ("_fit_timings", "_design")
+_DASK_ONLY = ("_fit_timings",)
 
 
 class _DaskRanker:
@@ -576,8 +576,6 @@ class _DaskRanker:
     collections, lazy predict, distributed score, to_local."""
 
     _local_class = None
-    #: Training design (private): "parameters" or "gradients".
-    _design = "parameters"
 
     def _store(self, arguments):
         # __init__ only stores its arguments, as scikit-learn asks.
@@ -681,13 +679,18 @@ class _DaskRanker:
         # As in memory: a fit that raises leaves the ranker as it was.
         with self._as_before_if_it_raises():
             self._begin_fit()
-            first_call = not hasattr(self, "coefs_")
+            first_call = not hasattr(self, "_model")
             if not first_call:
                 self._check_same_network()  # warm_start continues the fitted network
-            self.input_noise_ = self._input_noise(None, incremental=False)
-            self._resolve_objective_options(None)
             shards = self._shards(client, X, y, groups, sample_weight, first_call)
-            _dask_training.fit(self, client, shards, design=self._design)
+            history = self._history()
+            request = _dask_training.FitRequest(
+                params=self._local_params(), rules=self._AUTO, n_features=self.n_features_in_,
+                model=None if first_call else self._model, state=self._fit_state, history=history,
+                objective_factory=self._objective_factory, partitioned_by_query=self.partitioned_by_query,
+            )
+            model, resolved, self._fit_timings = _dask_training.fit(client, shards, request)
+            self._publish(model, history, resolved)
         return self
 
     def _shards(self, client, X, y, groups, sample_weight, first_call):
@@ -722,12 +725,14 @@ class _DaskRanker:
         _check_n_features(self, meta_features, reset=first_call)
         _check_feature_names(self, meta_features, reset=first_call)
         if not first_call:
-            dtype = self.coefs_[0].dtype  # a model keeps its precision
-        template = self._local_class(**self._local_params())
+            dtype = self._model.dtype  # a model keeps its precision
+        spec = _dask_training.ShardSpec(
+            self._objective_factory(None), self._uses_exponential_gain(), label_remedy(self)
+        )
         columns = [f"f{j}" for j in range(self.n_features_in_)]
         make = dask.delayed(_dask_training.make_shard, pure=False)
         parts = _colocated(frame, self.partitioned_by_query)
-        return client.compute([make(p, template, columns, dtype, sample_weight is not None) for p in parts])
+        return client.compute([make(p, spec, columns, dtype, sample_weight is not None) for p in parts])
 
     def predict(self, X):
         """Score every row, lazily: one task per partition.

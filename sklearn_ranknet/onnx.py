@@ -278,12 +278,13 @@ def _ranker_function(model):
     anything the converter does not reproduce exactly."""
     name = type(model).__name__
     _check_fitted(model, "coefs_")
-    activation = model.activation
+    fitted = model._model  # the RankingModel that predict runs
+    activation = fitted.activation
     if activation not in _ONNX_ACTIVATIONS:
         raise ValueError(f"Cannot export {name} with activation={activation!r} to ONNX.")
-    coefs, intercepts = list(model.coefs_), list(model.intercepts_)
+    coefs, intercepts = list(fitted.coefs), list(fitted.intercepts)
     n_features = getattr(model, "n_features_in_", None)
-    scaling = getattr(model, "_input_scaling", None)
+    scaling = fitted.scaling
     encoding = getattr(scaling, "encoding", None)
     n_inputs = n_features if encoding is None else getattr(encoding, "n_inputs", None)
     fan_in = n_inputs
@@ -308,11 +309,6 @@ def _ranker_function(model):
     if fan_in != 1:
         raise ValueError(f"Cannot export {name}: the output layer has {fan_in} units, not 1.")
 
-    if not hasattr(model, "_input_scaling"):
-        raise ValueError(
-            f"Cannot export {name}: the fitted model has no input scaling state "
-            "(_input_scaling); refit it with this version of sklearn-ranknet."
-        )
     if scaling is None:
         kind = mean = scale = None
     else:

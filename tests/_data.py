@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_random_state
 
+from sklearn_ranknet._resolve import hidden_layer_sizes
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _network
 from sklearn_ranknet.datasets import make_ranking
@@ -62,7 +63,17 @@ def _initial_params(ranker, n_features):
     check_random_state(random_state) (see BaseRanker._fit), for the fitted
     width of a fitted ranker."""
     rng = check_random_state(ranker.random_state)
-    return _network.init_params(n_features, ranker._hidden_layer_sizes(), ranker.activation, rng)
+    return _network.init_params(n_features, _widths(ranker), ranker.activation, rng)
+
+
+def _widths(ranker):
+    """The hidden layers of a fitted ranker, or those its parameter gives
+    (for "auto", those of a fit on small data, as the tests' fits are)."""
+    if hasattr(ranker, "coefs_"):
+        return tuple(c.shape[1] for c in ranker.coefs_[:-1])
+    if isinstance(ranker.hidden_layer_sizes, str):
+        return ranker._AUTO.hidden_layer_sizes[0]
+    return hidden_layer_sizes(ranker.hidden_layer_sizes)
 
 
 # Short fits on twenty queries whose values float32 cannot hold exactly.

@@ -142,9 +142,9 @@ def test_members_keep_their_weights_not_their_optimizer():
     X, y, qid = _small()
     bag = BaggingRanker(_ranker(ema_momentum=0.9), n_estimators=2, random_state=0).fit(X, y, groups=qid)
     member = bag.estimators_[0]
-    assert not hasattr(member, "_optimizer") and not hasattr(member, "_weight_average")
+    assert member._fit_state.optimizer is None and member._fit_state.weight_average is None
     alone = clone(member).fit(X, y, groups=qid)
-    assert hasattr(alone, "_optimizer")
+    assert alone._fit_state.optimizer is not None
     np.testing.assert_array_equal(member.predict(X), alone.predict(X))
     # A member taken out can still go on learning (from a new optimizer).
     before = member.predict(X)

@@ -372,13 +372,13 @@ def test_piecewise_bins_follow_the_rows_of_all_partitions(client, data, monkeypa
 def test_auto_patience_follows_the_rows_of_all_partitions(client, data, monkeypatch):
     # As in memory: the patience of n_iter_no_change="auto" is decided by the
     # total training rows, not by a partition's.
-    from sklearn_ranknet import _base
+    from sklearn_ranknet import _resolve
 
     X, y, qid = data
     dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 4))
     params = {**QUICK, "tol": 1e9, "max_iter": 20, "early_stopping": False}
-    for threshold, patience in ((len(X), _base.AUTO_PATIENCE_LARGE), (len(X) + 1, _base.AUTO_PATIENCE)):
-        monkeypatch.setattr(_base, "AUTO_PATIENCE_LARGE_ROWS", threshold)
+    for threshold, patience in ((len(X), _resolve.PATIENCE_LARGE), (len(X) + 1, _resolve.PATIENCE)):
+        monkeypatch.setattr(_resolve, "PATIENCE_LARGE_ROWS", threshold)
         ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
         in_memory = quiet_fit(LambdaRankRanker(**params), X, y, groups=qid)
         assert ranker.n_iter_ == in_memory.n_iter_ == patience + 2
@@ -386,13 +386,13 @@ def test_auto_patience_follows_the_rows_of_all_partitions(client, data, monkeypa
 
 def test_auto_width_follows_the_rows_of_all_partitions(client, data, monkeypatch):
     # hidden_layer_sizes="auto" as in memory: decided by the total training rows.
-    from sklearn_ranknet import _base
+    from sklearn_ranknet import _resolve
 
     X, y, qid = data
     dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 4))
     params = {**QUICK, "hidden_layer_sizes": "auto", "max_iter": 1}
-    for threshold, width in zip((len(X) + 1, len(X)), LambdaRankRanker._AUTO_HIDDEN_LAYER_SIZES):
-        monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", threshold)
+    for threshold, width in zip((len(X) + 1, len(X)), LambdaRankRanker._AUTO.hidden_layer_sizes):
+        monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", threshold)
         ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
         in_memory = quiet_fit(LambdaRankRanker(**params), X, y, groups=qid)
         assert ranker.coefs_[0].shape[1] == in_memory.coefs_[0].shape[1] == width[0]
@@ -404,7 +404,7 @@ def test_queries_of_weight_0_leave_the_scaling_and_the_sizes_as_in_memory(client
     # data's size read the queries of positive weight only. The weight-0
     # queries here (a whole partition of them among others) are far out,
     # and their rows alone cross the width's row threshold.
-    from sklearn_ranknet import _base
+    from sklearn_ranknet import _resolve
 
     X, y, qid = data
     X = X.copy()
@@ -412,7 +412,7 @@ def test_queries_of_weight_0_leave_the_scaling_and_the_sizes_as_in_memory(client
     zero = np.arange(len(X)) < chunks[0]
     X[zero] *= 100.0
     weights = np.where(zero, 0.0, 1.0 + (qid % 2))
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", int((~zero).sum()) + 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", int((~zero).sum()) + 1)
     params = {**QUICK, "feature_scaling": kind, "hidden_layer_sizes": "auto", "max_iter": 1}
     dX, dy, dq, dw = chunked(X, y, qid, weights, chunks=chunks)
     ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq, sample_weight=dw)
@@ -422,7 +422,7 @@ def test_queries_of_weight_0_leave_the_scaling_and_the_sizes_as_in_memory(client
         np.testing.assert_allclose(model.feature_mean_, without.feature_mean_, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(model.feature_scale_, without.feature_scale_, rtol=1e-12)
         assert model.coefs_[0].shape == without.coefs_[0].shape
-        assert model.coefs_[0].shape[1] == LambdaRankRanker._AUTO_HIDDEN_LAYER_SIZES[0][0]
+        assert model.coefs_[0].shape[1] == LambdaRankRanker._AUTO.hidden_layer_sizes[0][0]
         if kind == "piecewise":
             for got, want in zip(model.bin_edges_, without.bin_edges_):
                 np.testing.assert_array_equal(got, want)
@@ -598,14 +598,14 @@ def test_query_weights_are_on_one_scale_across_partitions(client, data):
     # weights near the float maximum cannot overflow); the client must put
     # them back on one scale. Weights 1 on two partitions and 2 on the other
     # two would otherwise look like the unweighted fit.
-    from sklearn_ranknet._dask_training import QueryTable, Shard
+    from sklearn_ranknet._dask_training import QueryTable, Shard, ShardSpec
 
     X, y, qid = data
     chunks = whole_query_chunks(qid, 4)
     weights = np.where(np.arange(len(X)) < sum(chunks[:2]), 1.0, 2.0)
-    template = RankNetRanker(**QUICK)
+    spec = ShardSpec(RankNetRanker(**QUICK)._objective_factory(None), True, "")
     cut = np.cumsum((0, *chunks))
-    shards = [Shard(template, X[a:b], y[a:b], qid[a:b], weights[a:b]) for a, b in zip(cut[:-1], cut[1:])]
+    shards = [Shard(spec, X[a:b], y[a:b], qid[a:b], weights[a:b]) for a, b in zip(cut[:-1], cut[1:])]
     table = QueryTable.from_summaries([s.summary(None, 1) for s in shards], partitioned_by_query=True)
     first_half = np.isin(table.ids, np.unique(qid[: cut[2]]))
     np.testing.assert_array_equal(table.weights, np.where(first_half, 0.5, 1.0))
@@ -620,17 +620,6 @@ def test_query_weights_are_on_one_scale_across_partitions(client, data):
     for a, b in zip(weighted, scaled):  # a common factor changes nothing
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
     assert any(not np.allclose(a, b, rtol=1e-6) for a, b in zip(weighted, unweighted))
-
-
-def test_averaged_gradients_design(client, data):
-    X, y, qid = data
-    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 2))
-    ranker = skd.DaskLambdaRankRanker(**{**QUICK, "max_iter": 2})
-    ranker._design = "gradients"
-    quiet_fit(ranker, dX, dy, groups=dq)
-    assert ranker.n_iter_ == 2 and np.isfinite(ranker.loss_curve_).all()
-    assert ranker.loss_curve_[1] < ranker.loss_curve_[0]
-    assert "_design" not in vars(ranker.to_local())
 
 
 def test_input_errors(client, data):
@@ -719,11 +708,13 @@ def test_a_worker_killed_mid_fit_costs_a_retry_not_the_fit(data):
         killed = []
 
         def kill_after_the_first_round():
+            # The fit state counts the rows of every epoch the client has
+            # taken in, as the fit goes.
             deadline = time.monotonic() + 60
-            while getattr(ranker, "n_iter_", 0) < 1 and time.monotonic() < deadline:
+            while getattr(getattr(ranker, "_fit_state", None), "t", 0) < 1 and time.monotonic() < deadline:
                 time.sleep(0.01)
             os.kill(pids[sorted(pids)[0]], signal.SIGKILL)
-            killed.append(ranker.n_iter_)
+            killed.append(ranker._fit_state.t)
 
         killer = threading.Thread(target=kill_after_the_first_round, daemon=True)
         killer.start()
@@ -732,7 +723,7 @@ def test_a_worker_killed_mid_fit_costs_a_retry_not_the_fit(data):
             future = pool.submit(quiet_fit, ranker, dX, dy, groups=dq)
             future.result(timeout=600)
         killer.join(timeout=5)
-    assert killed and 1 <= killed[0] < params["max_iter"]  # mid-fit
+    assert killed and 1 <= killed[0] < expected.t_  # mid-fit
     assert ranker.n_iter_ == params["max_iter"]
     # The state lives on the client and every task is pure: the same model.
     for a, b in zip(params_of(expected), params_of(ranker)):
@@ -950,9 +941,9 @@ def test_the_loss_is_the_weighted_mean_over_queries(client, data, cls):  # noqa:
     dX, dy, dq, dw = chunked(X, y, qid, weights, chunks=whole_query_chunks(qid, 2))
     ranker = quiet_fit(cls(**QUICK, ema_momentum=0), dX, dy, groups=dq, sample_weight=dw)
     local = ranker.to_local()
-    local._l2 = ranker._l2
-    training = TrainingSet.from_input(X, y, qid, local._make_objective, weights)
-    assert ranker.loss_curve_[-1] == pytest.approx(objective_value(local, training), rel=1e-9)
+    training = TrainingSet.from_input(X, y, qid, local._objective_factory(None), weights)
+    value = objective_value(local._model, local._fit_state, training)
+    assert ranker.loss_curve_[-1] == pytest.approx(value, rel=1e-9)
 
 
 def test_a_dataframe_with_one_float64_column_trains_in_float64(client, data):  # noqa: F811

@@ -10,10 +10,10 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils import check_random_state
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
-from sklearn_ranknet import _base, _network
+from sklearn_ranknet import _network, _resolve
 from sklearn_ranknet.metrics import ndcg_score
 
-from ._data import FAST, RANKERS, SHORT_FIT, _initial_params, _small, _train_test, _twenty_queries
+from ._data import FAST, RANKERS, SHORT_FIT, _initial_params, _small, _train_test, _twenty_queries, _widths
 
 # Most fits here use few epochs on purpose; the convergence warning is noise.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -24,7 +24,7 @@ def _validation_rows(ranker, qid, n_features):
     initialization, permutation(n_queries) of the sorted query ids, the
     first ceil(validation_fraction * n_queries) are held out."""
     rng = check_random_state(ranker.random_state)
-    _network.init_params(n_features, ranker._hidden_layer_sizes(), ranker.activation, rng)
+    _network.init_params(n_features, _widths(ranker), ranker.activation, rng)
     query_ids = np.unique(qid)
     n_val = int(np.ceil(ranker.validation_fraction * len(query_ids)))
     held_out = query_ids[rng.permutation(len(query_ids))[:n_val]]
@@ -72,20 +72,19 @@ def test_early_stopping_needs_several_queries():
 
 @pytest.mark.parametrize("cls", RANKERS)
 def test_auto_early_stopping_follows_the_number_of_rows(cls, monkeypatch):
-    from sklearn_ranknet import _base
 
     X, y, qid = _small(20)
     kwargs = dict(early_stopping="auto", hidden_layer_sizes=(), max_iter=2, random_state=0, **FAST)
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y) + 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y) + 1)
     assert cls(**kwargs).fit(X, y, groups=qid).validation_scores_ is None
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y))
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
     ranker = cls(**kwargs).fit(X, y, groups=qid)
     assert len(ranker.validation_scores_) == ranker.n_iter_ == 2
     # partial_fit never holds queries out.
     assert cls(**kwargs).partial_fit(X, y, groups=qid).validation_scores_ is None
     # Nor does "auto" when too few queries would be held out: no error.
     few = np.isin(qid, np.unique(qid)[:10])  # 10 queries: one to hold out
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", 1)
     assert cls(**kwargs).fit(X[few], y[few], groups=qid[few]).validation_scores_ is None
 
 
@@ -130,16 +129,15 @@ def test_auto_patience_follows_the_training_rows(cls, monkeypatch):
     # AUTO_PATIENCE_LARGE_ROWS training rows, AUTO_PATIENCE_LARGE from there.
     # A huge tol: epoch 1 sets the best and no later epoch improves, so a fit
     # runs patience + 2 epochs.
-    from sklearn_ranknet import _base
 
     X, y, qid = _small(20)
     kwargs = dict(tol=1e9, max_iter=50, hidden_layer_sizes=(), random_state=0, **FAST)
     assert cls().n_iter_no_change == "auto"
-    assert _base.AUTO_PATIENCE_LARGE != _base.AUTO_PATIENCE
-    monkeypatch.setattr(_base, "AUTO_PATIENCE_LARGE_ROWS", len(y) + 1)
-    assert cls(**kwargs).fit(X, y, groups=qid).n_iter_ == _base.AUTO_PATIENCE + 2
-    monkeypatch.setattr(_base, "AUTO_PATIENCE_LARGE_ROWS", len(y))
-    assert cls(**kwargs).fit(X, y, groups=qid).n_iter_ == _base.AUTO_PATIENCE_LARGE + 2
+    assert _resolve.PATIENCE_LARGE != _resolve.PATIENCE
+    monkeypatch.setattr(_resolve, "PATIENCE_LARGE_ROWS", len(y) + 1)
+    assert cls(**kwargs).fit(X, y, groups=qid).n_iter_ == _resolve.PATIENCE + 2
+    monkeypatch.setattr(_resolve, "PATIENCE_LARGE_ROWS", len(y))
+    assert cls(**kwargs).fit(X, y, groups=qid).n_iter_ == _resolve.PATIENCE_LARGE + 2
     # An explicit patience is kept whatever the size.
     assert cls(n_iter_no_change=4, **kwargs).fit(X, y, groups=qid).n_iter_ == 6
 
@@ -148,20 +146,19 @@ def test_auto_width_follows_the_training_rows(monkeypatch):
     # LambdaRankRanker's hidden_layer_sizes="auto": the small-data width
     # below AUTO_EARLY_STOPPING_ROWS training rows, the large-data one from
     # there and in partial_fit; warm_start and partial_fit keep the fitted one.
-    from sklearn_ranknet import _base
 
     def widths(ranker):
         return tuple(c.shape[1] for c in ranker.coefs_[:-1])
 
     X, y, qid = _small(20)
-    small, large = LambdaRankRanker._AUTO_HIDDEN_LAYER_SIZES
+    small, large = LambdaRankRanker._AUTO.hidden_layer_sizes
     assert LambdaRankRanker().hidden_layer_sizes == "auto" and small != large
     kwargs = dict(max_iter=1, early_stopping=False, random_state=0, **FAST)
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y) + 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y) + 1)
     ranker = LambdaRankRanker(**kwargs).fit(X, y, groups=qid)
     assert widths(ranker) == small
     assert widths(LambdaRankRanker(**kwargs).partial_fit(X, y, groups=qid)) == large
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y))
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
     assert widths(LambdaRankRanker(**kwargs).fit(X, y, groups=qid)) == large
     # Continued fits keep the network they have, whatever the rows now say.
     ranker.set_params(warm_start=True).fit(X, y, groups=qid)
@@ -178,7 +175,6 @@ def test_auto_lambda_normalization_follows_the_training_rows(monkeypatch, early_
     # normalize_lambdas="auto" is on below AUTO_EARLY_STOPPING_ROWS training
     # rows, off from there and in partial_fit, and trains the model of the
     # value it resolves to (with early stopping, on the kept queries too).
-    from sklearn_ranknet import _base
 
     X, y, qid = _small(20)
     kwargs = dict(max_iter=3, early_stopping=early_stopping, validation_fraction=0.2, random_state=0, **FAST)
@@ -187,14 +183,14 @@ def test_auto_lambda_normalization_follows_the_training_rows(monkeypatch, early_
         return getattr(LambdaRankRanker(**kwargs, **params), method)(X, y, groups=qid)
 
     assert LambdaRankRanker().normalize_lambdas == "auto"
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y) + 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y) + 1)
     auto, on, off = fitted(), fitted(normalize_lambdas=True), fitted(normalize_lambdas=False)
     assert auto.normalize_lambdas_ is on.normalize_lambdas_ is True and off.normalize_lambdas_ is False
     np.testing.assert_array_equal(auto.predict(X), on.predict(X))
     assert not np.array_equal(auto.predict(X), off.predict(X))
     assert fitted("partial_fit").normalize_lambdas_ is False
     assert fitted("partial_fit", normalize_lambdas=True).normalize_lambdas_ is True
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y))
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
     large = fitted()  # the other large-data "auto" values too: compared at the same threshold
     assert large.normalize_lambdas_ is False
     np.testing.assert_array_equal(large.predict(X), fitted(normalize_lambdas=False).predict(X))
@@ -213,7 +209,7 @@ def test_auto_early_stopping_never_holds_out_every_query(cls, monkeypatch):
     # validation_fraction=0.9 of 2 queries rounds up to both: "auto" must
     # leave early stopping off (one query at least is needed to train on).
     X, y, qid = _twenty_queries(n_queries=2)
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", 1)
     ranker = cls(**SHORT_FIT, validation_fraction=0.9).fit(X, y, groups=qid)
     assert ranker.validation_scores_ is None
     assert ranker.n_iter_ == SHORT_FIT["max_iter"]

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet._resolve import DataShape, resolve
 from sklearn_ranknet.datasets import make_ranking
 
 from ._assertions import CSR_PATHS, assert_same_training, csr_with_duplicate_entries, read_csr_as
@@ -224,7 +225,8 @@ def test_auto_learning_rate_follows_the_training_queries(cls, n_queries, method,
     coefs, _ = _initial_params(ranker, ranker.coefs_[0].shape[0])
     for got, start in zip(ranker.coefs_, coefs):
         np.testing.assert_allclose(got, (1 - expected * 1.0 / n_trained) * start, rtol=1e-12)
-    assert ranker.set_params(learning_rate_init=0.5)._learning_rate(10) == 0.5
+    explicit = {**ranker.get_params(), "learning_rate_init": 0.5}
+    assert resolve(explicit, ranker._AUTO, DataShape(10, 10), incremental=True).learning_rate_init == 0.5
 
 
 @pytest.mark.parametrize("cls", RANKERS)
@@ -328,9 +330,9 @@ def test_lambdarank_on_small_query_scaled_data_takes_ranknets_minibatch():
     # The docstring: on small data scaled within each query "auto" takes
     # RankNet's settings: 32 queries a minibatch (RankNet's "auto"), its
     # width and its step.
-    assert LambdaRankRanker._AUTO_QUERY_SCALED["batch_size"] == RankNetRanker._AUTO_BATCH_SIZE == 32
-    assert LambdaRankRanker._AUTO_QUERY_SCALED["hidden_layer_sizes"] == RankNetRanker().hidden_layer_sizes
-    assert LambdaRankRanker._AUTO_QUERY_SCALED["learning_rate_init"] == RankNetRanker().learning_rate_init
+    assert LambdaRankRanker._AUTO.query_scaled["batch_size"] == RankNetRanker._AUTO.batch_size == 32
+    assert LambdaRankRanker._AUTO.query_scaled["hidden_layer_sizes"] == RankNetRanker().hidden_layer_sizes
+    assert LambdaRankRanker._AUTO.query_scaled["learning_rate_init"] == RankNetRanker().learning_rate_init
     from tests.test_query_scaled import _fit, _letor_like
 
     X, y, qid = _letor_like(n_queries=120)
@@ -339,5 +341,5 @@ def test_lambdarank_on_small_query_scaled_data_takes_ranknets_minibatch():
         warnings.simplefilter("ignore")
         auto = _fit(LambdaRankRanker(**one_epoch), "fit", X, y, qid)
         explicit = _fit(LambdaRankRanker(batch_size=32, **one_epoch), "fit", X, y, qid)
-    assert auto._optimizer.t == explicit._optimizer.t == -(-120 // 32)  # steps of one epoch
+    assert auto._fit_state.optimizer.t == explicit._fit_state.optimizer.t == -(-120 // 32)  # steps of one epoch
     np.testing.assert_array_equal(auto.predict(X), explicit.predict(X))

@@ -295,8 +295,8 @@ def test_predict_in_blocks_is_predict_at_once(monkeypatch):
     X, y, qid = make_ranking(40, n_features=3, n_informative=2, random_state=2)
     ranker = RankNetRanker(hidden_layer_sizes=(3,), max_iter=2, random_state=0).fit(X, y, groups=qid)
     assert len(X) > 10 * block_rows(3)  # several blocks
-    coefs, intercepts = ranker._network_params(X)
-    expected = predict_scores(ranker._network_rows(X, slice(None)), coefs, intercepts, "relu")
+    coefs, intercepts = ranker._model.layers(X)
+    expected = predict_scores(ranker._model.inputs(X, slice(None)), coefs, intercepts, "relu")
     np.testing.assert_array_equal(ranker.predict(X), expected)
 
 
@@ -359,10 +359,10 @@ def test_input_noise_is_in_standardized_units(given_as, monkeypatch):
     seen = []
     original = _training._with_input_noise
 
-    def spy(ranker, rows, noise, generator):
+    def spy(model, rows, noise, generator):
         clean = rows.toarray() if sp.issparse(rows) else rows.copy()
-        noisy = original(ranker, rows, noise, generator)
-        scale = ranker._input_scaling.scale if folded else 1.0
+        noisy = original(model, rows, noise, generator)
+        scale = model.scaling.scale if folded else 1.0
         seen.append((noisy - clean) / scale)
         return noisy
 

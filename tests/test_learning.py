@@ -137,9 +137,9 @@ def test_each_epoch_visits_every_query_once_in_a_new_random_order(Ranker, monkey
     seen = []
     step = _training._step
 
-    def recording_step(ranker, train, positions, queries, offsets, *args):
+    def recording_step(model, state, train, positions, queries, offsets):
         seen.append(np.array(queries))
-        return step(ranker, train, positions, queries, offsets, *args)
+        return step(model, state, train, positions, queries, offsets)
 
     monkeypatch.setattr(_training, "_step", recording_step)
     X, y, qid = _small(20, max_docs=12)
@@ -173,9 +173,8 @@ def test_the_loss_sample_is_whole_queries_within_both_budgets(over, monkeypatch)
     LOSS_SAMPLE_ROWS rows and LOSS_SAMPLE_PAIRS pairs, whichever of the two
     the training queries exceed, and are whole queries of the set."""
     X, y, qid = _small(40, max_docs=20)
-    ranker = RankNetRanker(random_state=0)
-    ranker._reset()
-    data = _training.TrainingSet.from_input(X, y, qid, ranker._make_objective)
+    make_objective = RankNetRanker()._objective_factory(None)
+    data = _training.TrainingSet.from_input(X, y, qid, make_objective)
     work = data.objective.query_work
     sizes, pairs = np.diff(data.offsets), work(data.offsets)
     max_rows = sizes.sum() // 2 if over in ("rows", "both") else sizes.sum()
@@ -183,7 +182,7 @@ def test_the_loss_sample_is_whole_queries_within_both_budgets(over, monkeypatch)
     monkeypatch.setattr(_training, "LOSS_SAMPLE_ROWS", max_rows)
     monkeypatch.setattr(_training, "LOSS_SAMPLE_PAIRS", max_pairs)
     for seed in range(5):
-        sample = _training._loss_sample(data, np.random.RandomState(seed), ranker._make_objective)
+        sample = _training._loss_sample(data, np.random.RandomState(seed), make_objective)
         assert 0 < sample.n_queries < data.n_queries
         assert np.diff(sample.offsets).sum() <= max_rows and work(sample.offsets).sum() <= max_pairs
         taken, rows_taken = np.unique(qid[sample.rows], return_counts=True)
@@ -204,7 +203,7 @@ def test_a_query_longer_than_the_loss_budget_still_gives_a_loss(monkeypatch):
     assert np.isfinite(weighted.loss_curve_).all()
     np.testing.assert_allclose(weighted.loss_curve_, ranker.loss_curve_, rtol=1e-12)
     # A query's RankNet cost is positive: the loss is more than the penalty.
-    assert ranker.loss_curve_[-1] > _network.l2_penalty(ranker.coefs_, ranker._l2) + 0.1
+    assert ranker.loss_curve_[-1] > _network.l2_penalty(ranker.coefs_, ranker._fit_state.l2) + 0.1
 
 
 # ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from scipy.stats import spearmanr
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _noise
-from sklearn_ranknet._base import AUTO_EARLY_STOPPING_ROWS
+from sklearn_ranknet._resolve import SMALL_DATA_ROWS as AUTO_EARLY_STOPPING_ROWS
 from sklearn_ranknet._noise import auto_input_noise, feature_redundancy
 from sklearn_ranknet.datasets import make_ranking
 

@@ -362,13 +362,13 @@ def test_a_one_dimensional_sample_is_refused_with_the_fix(data, fitted):
 
 
 def test_unknown_activation_is_refused(data, fitted):
-    fitted.activation = "softmax"
+    fitted._model.activation = "softmax"
     with pytest.raises(ValueError, match="activation='softmax'"):
         skl2onnx.to_onnx(fitted, data[0][:1].astype(np.float32))
 
 
 def test_unknown_input_scaling_is_refused(data, fitted):
-    fitted._input_scaling.kind = "quantile"
+    fitted._model.scaling.kind = "quantile"
     with pytest.raises(ValueError, match="unknown input scaling"):
         skl2onnx.to_onnx(fitted, data[0][:1].astype(np.float32))
 

@@ -186,7 +186,7 @@ def test_a_warm_fit_takes_a_random_state_changed_since(cls):
     assert not np.array_equal(one, two)
     # A new stream from the new seed: as if the first fit had left that one.
     reseeded = copy.deepcopy(first)
-    reseeded._random_state = np.random.RandomState(1)
+    reseeded._fit_state.random_state = np.random.RandomState(1)
     np.testing.assert_array_equal(reseeded.fit(X, y, groups=qid).predict(X), one)
 
 

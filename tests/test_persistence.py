@@ -142,19 +142,6 @@ def test_n_jobs_gives_identical_models(cls, params, monkeypatch):
         assert_same_training(free[n_jobs], preds[1])
 
 
-def test_an_optimizer_pickled_before_it_was_tagged_carries_on():
-    """Optimizers pickled before they recorded the settings they were made
-    for are kept (with their moments) when the solver matches, not
-    replaced by a fresh one."""
-    X, y, qid = _small(6)
-    ranker = LambdaRankRanker(hidden_layer_sizes=(4,), random_state=0, **FAST).partial_fit(X, y, groups=qid)
-    old = pickle.loads(pickle.dumps(ranker))
-    del old._optimizer.made_for
-    for model in (ranker, old):
-        model.partial_fit(X, y, groups=qid)
-    np.testing.assert_array_equal(old.predict(X), ranker.predict(X))
-
-
 @pytest.mark.parametrize("cls", [*RANKERS, BaggingRanker])
 def test_documented_defaults_are_the_defaults(cls):
     doc = cls.__doc__

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _base, _noise, _query_scaled, _training
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _noise, _query_scaled, _resolve, _training
 from sklearn_ranknet._groups import group_rows
 from sklearn_ranknet._query_scaled import scaled_within_queries
 from sklearn_ranknet.datasets import load_letor, make_ranking
@@ -190,29 +190,29 @@ def _resolved(ranker):
     """Width, step and minibatch a fitted LambdaRankRanker trained with (the
     minibatch from Adam's step count after one epoch)."""
     width = tuple(c.shape[1] for c in ranker.coefs_[:-1])
-    return width, ranker._optimizer.learning_rate, ranker._optimizer.t
+    return width, ranker._fit_state.optimizer.learning_rate, ranker._fit_state.optimizer.t
 
 
 def test_lambdarank_takes_ranknets_settings_on_small_data_scaled_within_queries(monkeypatch):
     X, y, qid = _letor_like(n_queries=120)
     one_epoch = dict(max_iter=1, random_state=0, early_stopping=False)
-    scaled_settings = LambdaRankRanker._AUTO_QUERY_SCALED
+    scaled_settings = LambdaRankRanker._AUTO.query_scaled
     steps = lambda batch: -(-120 // batch)  # noqa: E731
     expected = (scaled_settings["hidden_layer_sizes"], scaled_settings["learning_rate_init"],
                 steps(scaled_settings["batch_size"]))
     assert _resolved(_fit(LambdaRankRanker(**one_epoch), "fit", X, y, qid)) == expected
     # Unscaled, the same rows keep the small-data defaults (120 queries: the 1e-3 step).
     raw, _, _ = _redundant(n_queries=120)
-    small_width, _ = LambdaRankRanker._AUTO_HIDDEN_LAYER_SIZES
+    small_width, _ = LambdaRankRanker._AUTO.hidden_layer_sizes
     assert _resolved(_fit(LambdaRankRanker(**one_epoch), "fit", raw, y, qid)) == (
-        small_width, LambdaRankRanker._AUTO_LEARNING_RATE[1], steps(LambdaRankRanker._AUTO_BATCH_SIZE))
+        small_width, LambdaRankRanker._AUTO.learning_rate_init[1], steps(LambdaRankRanker._AUTO.batch_size))
     # Explicit values are kept.
     explicit = LambdaRankRanker(hidden_layer_sizes=(8,), learning_rate_init=0.01, batch_size=7, **one_epoch)
     assert _resolved(_fit(explicit, "fit", X, y, qid)) == ((8,), 0.01, steps(7))
     # From AUTO_EARLY_STOPPING_ROWS rows (and in partial_fit) the rule is off.
-    monkeypatch.setattr(_base, "AUTO_EARLY_STOPPING_ROWS", len(y))
+    monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
     large = _resolved(_fit(LambdaRankRanker(**one_epoch), "fit", X, y, qid))
-    assert large == (LambdaRankRanker._AUTO_HIDDEN_LAYER_SIZES[1], LambdaRankRanker._AUTO_LEARNING_RATE[1], steps(16))
+    assert large == (LambdaRankRanker._AUTO.hidden_layer_sizes[1], LambdaRankRanker._AUTO.learning_rate_init[1], steps(16))
     assert _resolved(_fit(LambdaRankRanker(**one_epoch), "partial_fit", X, y, qid)) == large
 
 

@@ -115,11 +115,11 @@ def test_a_query_of_too_many_pairs_warns_with_the_linear_ways_out(cls, params, w
     the square of its length: a warning names the query and the rankers
     whose cost is linear in it. (The bound is lowered here: a real query of
     45,000 documents would take seconds per epoch.)"""
-    from sklearn_ranknet import _base
+    from sklearn_ranknet import _fit_checks
 
     X, y, qid = _small(6, max_docs=15)
     longest = int(np.bincount(qid).max())
-    monkeypatch.setattr(_base, "LONG_QUERY_PAIRS", longest * 4)  # longest**2 / 2 pairs is more; 4 * longest / 2 less
+    monkeypatch.setattr(_fit_checks, "LONG_QUERY_PAIRS", longest * 4)  # longest**2 / 2 pairs is more; 4 * longest / 2 less
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         cls(max_iter=1, random_state=0, **FAST, **params).fit(X, y, groups=qid)

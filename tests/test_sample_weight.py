@@ -263,7 +263,7 @@ def test_weight_zero_queries_do_not_move_the_auto_values(Ranker):
     fits = [Ranker(max_iter=1, random_state=0).fit(X, y, groups=qid, sample_weight=weight),
             Ranker(max_iter=1, random_state=0).fit(X[~dropped], y[~dropped], groups=qid[~dropped])]
     every = Ranker(max_iter=1, random_state=0).fit(X, y, groups=qid)  # the same rows, all weighed
-    resolved = [(f.input_noise_, [c.shape for c in f.coefs_], f._l2 * 60, f._optimizer.learning_rate,
+    resolved = [(f.input_noise_, [c.shape for c in f.coefs_], f._fit_state.l2 * 60, f._fit_state.optimizer.learning_rate,
                  getattr(f, "normalize_lambdas_", None)) for f in fits + [every]]
     assert resolved[0] == resolved[1]
     assert resolved[2] != resolved[0]  # the test's outlying queries do move them when weighed
@@ -362,19 +362,16 @@ def test_split_validation_holds_out_weighted_queries_only():
 
     X, y, qid = _data(40)
     weight = np.where(np.isin(qid, np.unique(qid)[::4]), 2.0, 0.0)
+    make_objective = LambdaRankRanker()._objective_factory(None)
     for seed in range(5):
-        ranker = LambdaRankRanker(validation_fraction=0.3, random_state=seed)
-        ranker._reset()
-        data = TrainingSet.from_input(X, y, qid, ranker._make_objective, weight)
-        train, val = split_validation(ranker, data)
+        data = TrainingSet.from_input(X, y, qid, make_objective, weight)
+        train, val = split_validation(data, 0.3, np.random.RandomState(seed), make_objective)
         assert (val.weights > 0).all() and val.n_queries == int(np.ceil(0.3 * 10))
         assert train.n_queries + val.n_queries == data.n_queries
-        ranker = LambdaRankRanker(validation_fraction=0.3, random_state=seed)
-        ranker._reset()
-        unweighted = TrainingSet.from_input(X, y, qid, ranker._make_objective, None)
-        _, val = split_validation(ranker, unweighted)
+        unweighted = TrainingSet.from_input(X, y, qid, make_objective, None)
+        _, val = split_validation(unweighted, 0.3, np.random.RandomState(seed), make_objective)
         shuffled = np.random.RandomState(seed).permutation(unweighted.n_queries)
-        np.testing.assert_array_equal(val.y, unweighted.subset(np.sort(shuffled[:12]), ranker._make_objective).y)
+        np.testing.assert_array_equal(val.y, unweighted.subset(np.sort(shuffled[:12]), make_objective).y)
 
 
 @pytest.mark.parametrize("Ranker", RANKERS)

@@ -11,7 +11,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _training
-from sklearn_ranknet._base import AUTO_EMA_MOMENTUM
+from sklearn_ranknet._resolve import EMA_MOMENTUM as AUTO_EMA_MOMENTUM
+from sklearn_ranknet._resolve import RANKNET, DataShape, resolve
 from sklearn_ranknet._optim import WeightAverage
 from sklearn_ranknet.datasets import make_ranking
 
@@ -56,9 +57,9 @@ def _record_steps(monkeypatch):
     steps = []
     step = _training._step
 
-    def recording(ranker, *args):
-        step(ranker, *args)
-        steps.append([p.copy() for p in ranker._optimizer.params])
+    def recording(model, state, *args):
+        step(model, state, *args)
+        steps.append([p.copy() for p in state.optimizer.params])
 
     monkeypatch.setattr(_training, "_step", recording)
     return steps
@@ -90,7 +91,7 @@ def test_averaging_does_not_change_the_training(Ranker):
     X, y, qid = make_ranking(40, n_features=5, n_informative=3, random_state=1)
     plain = _fit(Ranker, X, y, qid, ema_momentum=0.0)
     averaged = _fit(Ranker, X, y, qid, ema_momentum=0.9)
-    trained = averaged._weight_average.trained
+    trained = averaged._fit_state.weight_average.trained
     for got, want in zip(trained, plain.coefs_ + plain.intercepts_):
         np.testing.assert_array_equal(got, want)
     assert not np.array_equal(averaged.coefs_[0], plain.coefs_[0])
@@ -120,9 +121,9 @@ def test_averaging_switched_off_between_partial_fits_resumes_the_trained_weights
     X, y, qid = make_ranking(30, n_features=4, n_informative=2, random_state=3)
     ranker = RankNetRanker(hidden_layer_sizes=(3,), ema_momentum=0.8, random_state=0)
     ranker.partial_fit(X, y, groups=qid)
-    trained = [w.copy() for w in ranker._weight_average.trained]
+    trained = [w.copy() for w in ranker._fit_state.weight_average.trained]
     ranker.set_params(ema_momentum=0.0)
-    optimizer = ranker._optimizer
+    optimizer = ranker._fit_state.optimizer
     steps = []
     original = optimizer.update
 
@@ -134,7 +135,7 @@ def test_averaging_switched_off_between_partial_fits_resumes_the_trained_weights
     ranker.partial_fit(X, y, groups=qid)
     for got, want in zip(steps[0], trained):
         np.testing.assert_array_equal(got, want)
-    assert not hasattr(ranker, "_weight_average")
+    assert ranker._fit_state.weight_average is None
 
 
 def test_early_stopping_keeps_the_best_average(monkeypatch):
@@ -143,8 +144,8 @@ def test_early_stopping_keeps_the_best_average(monkeypatch):
     held_out = {}
     split = _training.split_validation
 
-    def capture(ranker, data):
-        train, val = split(ranker, data)
+    def capture(*args):
+        train, val = split(*args)
         held_out["val"] = val
         return train, val
 
@@ -153,7 +154,8 @@ def test_early_stopping_keeps_the_best_average(monkeypatch):
     ranker = LambdaRankRanker(hidden_layer_sizes=(4,), ema_momentum=0.95, early_stopping=True,
                               n_iter_no_change=2, max_iter=50, random_state=0).fit(X, y, groups=qid)
     assert ranker.best_validation_score_ == max(ranker.validation_scores_)
-    assert _training.validation_score(ranker, held_out["val"]) == ranker.best_validation_score_
+    score = _training.validation_score(ranker._model, ranker._fit_state, held_out["val"], "exponential")
+    assert score == ranker.best_validation_score_
 
 
 def test_partial_fit_after_early_stopping_goes_on_from_the_model_returned():
@@ -211,16 +213,22 @@ def test_auto_averages_only_without_a_validation_set(Ranker, early_stopping, res
     for got, want in zip(auto.coefs_ + auto.intercepts_, explicit.coefs_ + explicit.intercepts_):
         np.testing.assert_array_equal(got, want)
     assert not np.array_equal(auto.coefs_[0], other.coefs_[0])
-    assert hasattr(auto, "_weight_average") == (not early_stopping)
+    assert (auto._fit_state.weight_average is not None) == (not early_stopping)
+    assert auto.ema_momentum_ == resolved
 
 
 def test_auto_resolves_by_rows_as_early_stopping_does():
     """Under early_stopping="auto", "auto" averages below 10,000 rows only."""
-    ranker = RankNetRanker()
-    assert ranker._ema_momentum(ranker._uses_early_stopping(9_999, 100, False)) == AUTO_EMA_MOMENTUM
-    assert ranker._ema_momentum(ranker._uses_early_stopping(10_000, 100, False)) == 0.0
-    assert ranker._ema_momentum(ranker._uses_early_stopping(10_000, 100, True)) == AUTO_EMA_MOMENTUM  # partial_fit
-    assert RankNetRanker(ema_momentum=0.3)._ema_momentum(False) == 0.3
+    params = RankNetRanker(input_noise=0.0).get_params()
+
+    def ema(n_rows, incremental=False, **changed):
+        shape = DataShape(n_rows, 100)
+        return resolve({**params, **changed}, RANKNET, shape, incremental=incremental).ema_momentum
+
+    assert ema(9_999) == AUTO_EMA_MOMENTUM
+    assert ema(10_000) == 0.0
+    assert ema(10_000, incremental=True) == AUTO_EMA_MOMENTUM  # partial_fit
+    assert ema(10_000, ema_momentum=0.3) == 0.3
 
 
 def test_partial_fit_averages_under_auto(monkeypatch):

@@ -1,0 +1,212 @@
+"""Every "auto" value, resolved in one place.
+
+:func:`resolve` takes a ranker's parameters, its table of rules
+(:class:`AutoRules`) and the shape of the training data (:class:`DataShape`),
+and returns one :class:`Resolved` record. The estimator publishes it after
+``fit`` as ``<parameter>_`` for each parameter that accepts "auto"
+(``alpha_``, ``batch_size_``, ...); the training loop reads only the record.
+The rules, and why each is there, are the User Guide's "Choosing" table
+(``docs/user_guide/choosing.rst``): keep the two in step.
+
+A resolved value is the one that, passed explicitly, gives the same fit.
+"""
+
+from dataclasses import dataclass, field
+from numbers import Integral
+
+import numpy as np
+
+from ._noise import AUTO_INPUT_NOISE, auto_input_noise
+
+#: Training rows from which data counts as large: early stopping turns on
+#: (``HistGradientBoostingRegressor``'s threshold), and the size-dependent
+#: rules take their large-data values.
+SMALL_DATA_ROWS = 10_000
+#: ``learning_rate_init="auto"`` takes its larger step below this many
+#: training queries, where an epoch is a handful of steps.
+FEW_QUERIES = 100
+#: ``n_iter_no_change="auto"``: ``PATIENCE`` epochs below
+#: ``PATIENCE_LARGE_ROWS`` training rows, ``PATIENCE_LARGE`` from there.
+PATIENCE = 5
+PATIENCE_LARGE = 3
+PATIENCE_LARGE_ROWS = 100_000
+#: ``ema_momentum="auto"`` when the fit holds out no validation set.
+EMA_MOMENTUM = 0.9975
+
+
+@dataclass(frozen=True)
+class AutoRules:
+    """One ranker's "auto" values. A pair is (below, from)
+    ``SMALL_DATA_ROWS`` training rows (``learning_rate_init``: below, from
+    ``FEW_QUERIES`` queries); None where the ranker's parameter takes no
+    "auto". ``query_scaled`` holds the values that replace them on small data
+    whose features are min-max scaled within each query (LETOR's form), by
+    parameter name; its "input_noise" is the level reached on redundant
+    features."""
+
+    batch_size: int = 32
+    hidden_layer_sizes: tuple = None
+    alpha: tuple = None
+    learning_rate_init: tuple = None
+    normalize_lambdas: tuple = None
+    query_scaled: dict = field(default_factory=dict)
+
+
+RANKNET = AutoRules()
+LAMBDARANK = AutoRules(
+    batch_size=16,
+    hidden_layer_sizes=((128,), (64,)),
+    alpha=(5.0, 15.0),
+    learning_rate_init=(3e-3, 1e-3),
+    normalize_lambdas=(True, False),
+    # RankNet's width, step and minibatch, and more noise.
+    query_scaled={"hidden_layer_sizes": (64,), "learning_rate_init": 3e-3, "batch_size": 32, "input_noise": 3.0},
+)
+LISTNET = AutoRules(learning_rate_init=(3e-3, 1e-3), query_scaled={"input_noise": 3.0})
+
+
+class DataShape:
+    """What the rules read of the training data.
+
+    Parameters
+    ----------
+    n_rows, n_queries : int
+        Training rows and queries of positive weight (before any validation
+        split; on Dask, of all partitions).
+    data : TrainingSet or None
+        Those queries, where the rows are at hand (None on Dask): the
+        small-data rules that look at the features (the noise level, the
+        scaling within queries) read them, on demand.
+    """
+
+    def __init__(self, n_rows, n_queries, data=None):
+        self.n_rows, self.n_queries, self.data = n_rows, n_queries, data
+
+    @classmethod
+    def of(cls, data):
+        """The shape of a ``TrainingSet``: its queries of positive weight."""
+        weighted = data.weighted
+        return cls(len(weighted.rows), weighted.n_queries, weighted)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The resolved values of one fit (see :func:`resolve`)."""
+
+    hidden_layer_sizes: tuple
+    alpha: float
+    batch_size: int
+    learning_rate_init: float
+    n_iter_no_change: int
+    early_stopping: bool
+    ema_momentum: float
+    input_noise: float
+    normalize_lambdas: bool
+    #: Whether the small-data, scaled-within-queries values applied.
+    query_scaled: bool
+
+
+def resolve(params, rules, shape, *, incremental=False, distributed=False, fitted_widths=None):
+    """The values of a fit, "auto" resolved.
+
+    Parameters
+    ----------
+    params : dict
+        The ranker's parameters (``get_params(deep=False)``).
+    rules : AutoRules
+    shape : DataShape
+    incremental : bool, default=False
+        ``partial_fit``: the data's size is not known in advance, so the
+        size-dependent rules take their large-data values, and nothing is
+        held out.
+    distributed : bool, default=False
+        A Dask fit: the rows are not at hand (``shape.data`` is None) and
+        the rules that read them are off, as is weight averaging.
+    fitted_widths : tuple or None, default=None
+        The hidden layers of a fitted network that this fit continues
+        (``warm_start``, ``partial_fit``): it keeps them.
+
+    Returns
+    -------
+    resolved : Resolved
+    """
+    n_rows = None if incremental else shape.n_rows
+    n_queries = None if incremental else shape.n_queries
+    stochastic = params["solver"] != "lbfgs"
+    # The rules that read the features apply to a fit on small data in hand.
+    small_fit = not (incremental or distributed) and shape.n_rows < SMALL_DATA_ROWS
+    query_scaled = bool(rules.query_scaled) and small_fit and shape.data.scaled_within_queries
+    scaled = rules.query_scaled if query_scaled else {}
+
+    def auto(name):
+        return isinstance(params.get(name), str) and params[name] == "auto"
+
+    def by_rows(pair):
+        return pair[0] if n_rows is not None and n_rows < SMALL_DATA_ROWS else pair[1]
+
+    if auto("hidden_layer_sizes"):
+        hidden = fitted_widths if fitted_widths is not None else scaled.get(
+            "hidden_layer_sizes", by_rows(rules.hidden_layer_sizes))
+    else:
+        hidden = hidden_layer_sizes(params["hidden_layer_sizes"])
+    if auto("learning_rate_init"):
+        few, many = rules.learning_rate_init
+        step = scaled.get("learning_rate_init", few if n_queries is not None and n_queries < FEW_QUERIES else many)
+    else:
+        step = float(params["learning_rate_init"])
+    if auto("early_stopping"):
+        n_val = int(np.ceil(params["validation_fraction"] * shape.n_queries))
+        early_stopping = shape.n_rows >= SMALL_DATA_ROWS and 2 <= n_val < shape.n_queries
+    else:
+        early_stopping = bool(params["early_stopping"])
+    early_stopping = early_stopping and stochastic and not incremental
+    if auto("input_noise"):
+        noise = 0.0
+        if small_fit and stochastic:
+            noise = auto_input_noise(shape.data.X, shape.data.rows, scaled.get("input_noise", AUTO_INPUT_NOISE))
+    else:
+        noise = float(params["input_noise"])
+    if auto("ema_momentum"):
+        ema = 0.0 if early_stopping or distributed or not stochastic else EMA_MOMENTUM
+    else:
+        ema = params["ema_momentum"]
+    if auto("n_iter_no_change"):
+        patience = PATIENCE if shape.n_rows < PATIENCE_LARGE_ROWS else PATIENCE_LARGE
+    else:
+        patience = params["n_iter_no_change"]
+    normalize = params.get("normalize_lambdas", False)
+    if auto("normalize_lambdas"):
+        normalize = rules.normalize_lambdas[0] if small_fit else rules.normalize_lambdas[1]
+    return Resolved(
+        hidden_layer_sizes=hidden,
+        alpha=by_rows(rules.alpha) if auto("alpha") else float(params["alpha"]),
+        batch_size=scaled.get("batch_size", rules.batch_size) if auto("batch_size") else params["batch_size"],
+        learning_rate_init=step,
+        n_iter_no_change=patience,
+        early_stopping=early_stopping,
+        ema_momentum=ema,
+        input_noise=noise,
+        normalize_lambdas=bool(normalize),
+        query_scaled=query_scaled,
+    )
+
+
+def auto_parameters(constraints):
+    """Names of the parameters that accept "auto", from a ranker's
+    ``_parameter_constraints``: those whose resolved value is published."""
+    return tuple(
+        name for name, options in constraints.items()
+        if any("auto" in getattr(option, "options", ()) for option in options)
+    )
+
+
+def hidden_layer_sizes(sizes):
+    """``hidden_layer_sizes`` given explicitly, as a tuple of ints."""
+    given = sizes
+    sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
+    if not all(isinstance(h, Integral) and h > 0 for h in sizes):
+        raise ValueError(
+            "hidden_layer_sizes must hold positive integers (one per hidden "
+            f"layer, empty for a linear model); got {given!r}."
+        )
+    return tuple(int(h) for h in sizes)
