@@ -9,7 +9,7 @@ is computed here once: ideal DCG@k, AP normalizers, gains. Then
 
 import numpy as np
 
-from . import _kernels, _lambdas, _listwise
+from ._kernels import listwise, metrics, pair_lambdas
 from ._groups import query_of_row
 from ._jit import as_kernel_array, over_queries
 
@@ -55,7 +55,7 @@ class RankNetObjective:
         self.labels = labels
         self.sigma = float(sigma)
         # A kernel of its own: hard-target fits never compile it.
-        self.kernel = _lambdas.ranknet_soft_chunk if soft_targets else _lambdas.ranknet_chunk
+        self.kernel = pair_lambdas.ranknet_soft_chunk if soft_targets else pair_lambdas.ranknet_chunk
 
     @staticmethod
     def query_work(offsets):
@@ -110,7 +110,7 @@ class LambdaRankObjective:
         NDCG gain (ignored for "map").
     pair_weighting : {"lambdarank", "ndcg_loss2", "ndcg_loss2++"}, default="lambdarank"
         |delta metric| weights, or one of LambdaLoss's (``metric="ndcg"``
-        only); see :data:`._lambdas.LAMBDARANK`.
+        only); see :data:`._kernels.pair_lambdas.LAMBDARANK`.
     normalize : bool, default=False
         Scale each query's lambdas, at every step, by ``log2(1 + G) / G``,
         G their summed magnitude under the current scores (LightGBM's
@@ -122,9 +122,9 @@ class LambdaRankObjective:
     def __init__(
         self, labels, offsets, *, sigma, metric, k, gain, pair_weighting="lambdarank", normalize=False
     ):
-        if pair_weighting not in _lambdas.PAIR_WEIGHTINGS:
+        if pair_weighting not in pair_lambdas.PAIR_WEIGHTINGS:
             raise ValueError(
-                f"pair_weighting must be one of {sorted(_lambdas.PAIR_WEIGHTINGS)}; got {pair_weighting!r}."
+                f"pair_weighting must be one of {sorted(pair_lambdas.PAIR_WEIGHTINGS)}; got {pair_weighting!r}."
             )
         if pair_weighting != "lambdarank" and metric != "ndcg":
             raise ValueError(
@@ -135,16 +135,16 @@ class LambdaRankObjective:
         self.sigma = float(sigma)
         self.normalize = bool(normalize)
         self.use_ap = metric == "map"
-        self.weighting = _lambdas.PAIR_WEIGHTINGS[pair_weighting]
+        self.weighting = pair_lambdas.PAIR_WEIGHTINGS[pair_weighting]
         longest = max(int(np.diff(offsets).max(initial=1)), 1)
         # k beyond the longest query changes nothing; capped so that any
         # int the parameter allows fits the kernels' int64.
         self.k = longest if k is None else min(int(k), longest)
-        discounts = _kernels.discount_table(longest)
+        discounts = metrics.discount_table(longest)
         discounts[self.k :] = 0.0
         self.discounts = discounts
         # Not cut at k: only the gains' normaliser (ideal DCG@k) is.
-        self.by_distance = _lambdas.distance_weights(longest, pair_weighting)
+        self.by_distance = pair_lambdas.distance_weights(longest, pair_weighting)
         n_queries = len(offsets) - 1
         sizes = np.diff(offsets)
         query = query_of_row(offsets)
@@ -153,7 +153,7 @@ class LambdaRankObjective:
             n_relevant = np.bincount(query, weights=self.utility, minlength=n_queries)
             best = np.minimum(n_relevant, self.k)
         else:
-            self.utility = _kernels.label_gains(labels, gain == "exponential")
+            self.utility = metrics.label_gains(labels, gain == "exponential")
             # Labels descend inside each query: the layout is the ideal ranking.
             rank = np.arange(len(labels)) - np.repeat(offsets[:-1], sizes)
             best = np.bincount(query, weights=self.utility * discounts[rank], minlength=n_queries)
@@ -173,7 +173,7 @@ class LambdaRankObjective:
             as_kernel_array(queries, np.int64), offsets, self.discounts, self.by_distance,
             self.weighting, self.k, self.use_ap, self.sigma, with_cost,
         )
-        grad, cost = _run(_lambdas.lambdarank_chunk, inputs, outputs, offsets, n_threads, self.k)
+        grad, cost = _run(pair_lambdas.lambdarank_chunk, inputs, outputs, offsets, n_threads, self.k)
         if self.normalize:
             query = query_of_row(offsets)
             summed = np.bincount(query, weights=np.abs(grad), minlength=len(offsets) - 1)
@@ -185,7 +185,7 @@ class LambdaRankObjective:
 
 class ListNetObjective:
     """ListNet's softmax cross-entropy between each query's label
-    distribution and the softmax of its scores (see ``_listwise.py``).
+    distribution and the softmax of its scores (see ``_kernels/listwise.py``).
 
     Parameters
     ----------
@@ -200,7 +200,7 @@ class ListNetObjective:
     """
 
     def __init__(self, labels, offsets, *, sigma, gain="linear"):
-        self.targets = _kernels.label_gains(labels, gain == "exponential")
+        self.targets = metrics.label_gains(labels, gain == "exponential")
         self.sigma = float(sigma)
 
     @staticmethod
@@ -214,5 +214,5 @@ class ListNetObjective:
         grad, cost = np.empty(len(scores)), np.zeros(len(offsets) - 1)
         args = (scores, self.targets[rows], offsets, self.sigma, with_cost, grad, cost)
         work = self.query_work(offsets)
-        over_queries(_listwise.softmax_chunk, args, offsets, n_threads, int(work.sum()), work)
+        over_queries(listwise.softmax_chunk, args, offsets, n_threads, int(work.sum()), work)
         return grad, cost

@@ -38,7 +38,7 @@ from sklearn.utils import assert_all_finite
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.metadata_routing import _routing_enabled
 
-from . import _kernels
+from ._kernels import metrics as metric_kernels
 from ._groups import group_rows, query_weights
 from ._jit import as_kernel_array, effective_n_jobs, over_queries
 from ._query_column import merge_groups, query_column_of, query_ids_in
@@ -190,12 +190,12 @@ def _grouped_ndcg_values(query_groups, y_true, y_score, k, gain, ignore_ties):
     longest = int(query_groups.sizes.max())
     values, empty = _outputs(query_groups)
     _per_query(
-        _kernels.ndcg_chunk,
+        metric_kernels.ndcg_chunk,
         query_groups,
         _arranged(query_groups, y_true),
         _arranged(query_groups, y_score),
         gain == "exponential",
-        _kernels.discount_table(longest),
+        metric_kernels.discount_table(longest),
         _cap(k, longest),
         ignore_ties,
         values,
@@ -272,9 +272,9 @@ def _ap_values(y_true, y_score, groups, k, ignore_ties):
     labels, scores = _arranged(query_groups, y_true), _arranged(query_groups, y_score)
     values, empty = _outputs(query_groups)
     pending = np.empty(query_groups.n_queries, dtype=np.bool_)
-    _per_query(_kernels.ap_whole_chunk, query_groups, labels, scores, k, values, empty, pending)
+    _per_query(metric_kernels.ap_whole_chunk, query_groups, labels, scores, k, values, empty, pending)
     if pending.any():  # AP@k, or tied relevant and irrelevant scores
-        _per_query(_kernels.ap_ranked_chunk, query_groups, labels, scores, k, ignore_ties,
+        _per_query(metric_kernels.ap_ranked_chunk, query_groups, labels, scores, k, ignore_ties,
                    values, empty, pending, only=pending)
     return query_groups, values, empty
 

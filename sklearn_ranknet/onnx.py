@@ -98,7 +98,6 @@ Examples
 True
 """
 
-import sys
 import warnings
 
 import numpy as np
@@ -136,6 +135,7 @@ from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
 from ._network import ACTIVATIONS
 from ._ranknet import RankNetRanker
+from ._twins import announced, subscribe
 
 __all__ = ["register_converters"]
 
@@ -676,17 +676,13 @@ def register_converters():
     'SklearnRanknetBaggingRanker'
     """
     aliases = dict(RANKER_ALIASES)
-    # The Dask rankers export as their in-memory twins. Registered only when
-    # sklearn_ranknet.dask is imported (it imports dask); importing it after
-    # this module registers them from there.
-    dask_module = sys.modules.get("sklearn_ranknet.dask")
-    if dask_module is not None:
-        for cls in (dask_module.DaskRankNetRanker, dask_module.DaskLambdaRankRanker, dask_module.DaskListNetRanker):
-            aliases[cls] = f"SklearnRanknet{cls.__name__}"
+    # The Dask rankers export as their in-memory twins: sklearn_ranknet.dask
+    # announces them (see _twins.py), whichever of the two modules is
+    # imported first.
+    for cls in announced():
+        aliases[cls] = _twin_alias(cls)
     for cls, alias in aliases.items():
-        skl2onnx.update_registered_converter(
-            cls, alias, _calculate_ranker_output_shapes, _convert_ranker, overwrite=True
-        )
+        _register_ranker(cls, alias)
     skl2onnx.update_registered_converter(
         BaggingRanker,
         BAGGING_ALIAS,
@@ -698,4 +694,16 @@ def register_converters():
     return {**aliases, BaggingRanker: BAGGING_ALIAS}
 
 
+def _twin_alias(cls):
+    return f"SklearnRanknet{cls.__name__}"
+
+
+def _register_ranker(cls, alias):
+    skl2onnx.update_registered_converter(
+        cls, alias, _calculate_ranker_output_shapes, _convert_ranker, overwrite=True
+    )
+
+
 register_converters()
+# A twin announced after this module was imported is registered then.
+subscribe(lambda cls: _register_ranker(cls, _twin_alias(cls)))

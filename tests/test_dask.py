@@ -34,7 +34,8 @@ from sklearn.utils import check_random_state  # noqa: E402
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker  # noqa: E402
-from sklearn_ranknet import _dask_training, _network  # noqa: E402
+from sklearn_ranknet import _network  # noqa: E402
+from sklearn_ranknet.dask import _training as _dask_training  # noqa: E402
 import sklearn_ranknet.metrics  # noqa: E402
 from sklearn_ranknet import dask as skd  # noqa: E402
 from sklearn_ranknet._training import TrainingSet, objective_value  # noqa: E402
@@ -318,7 +319,7 @@ def test_input_scaling_is_that_of_the_whole_data(client, data, kind):
 
 
 def test_piecewise_edges_of_large_data_come_from_every_partition(client, data, monkeypatch):
-    from sklearn_ranknet import _dask_training
+    from sklearn_ranknet.dask import _training as _dask_training
 
     monkeypatch.setattr(_dask_training, "EDGE_SAMPLE_ROWS", 40)
     X, y, qid = data
@@ -338,7 +339,8 @@ def test_piecewise_edges_of_unequal_partitions_are_the_in_memory_ones(client, da
     """Below the sample limit every row places the edges, whatever the
     partitions' sizes: an equal budget per partition once subsampled the
     larger one (85 % of the rows here) although the total fitted."""
-    from sklearn_ranknet import _dask_training, _inputs
+    from sklearn_ranknet import _inputs
+    from sklearn_ranknet.dask import _training as _dask_training
 
     X, y, qid = data
     monkeypatch.setattr(_dask_training, "EDGE_SAMPLE_ROWS", len(X))
@@ -356,7 +358,8 @@ def test_piecewise_edges_of_unequal_partitions_are_the_in_memory_ones(client, da
 def test_piecewise_bins_follow_the_rows_of_all_partitions(client, data, monkeypatch):
     # The size-aware bin count is decided by the total rows, not by the
     # edge sample's: 40 sampled rows, but as many rows as in memory.
-    from sklearn_ranknet import _dask_training, _inputs
+    from sklearn_ranknet import _inputs
+    from sklearn_ranknet.dask import _training as _dask_training
 
     monkeypatch.setattr(_dask_training, "EDGE_SAMPLE_ROWS", 40)
     X, y, qid = data
@@ -598,7 +601,7 @@ def test_query_weights_are_on_one_scale_across_partitions(client, data):
     # weights near the float maximum cannot overflow); the client must put
     # them back on one scale. Weights 1 on two partitions and 2 on the other
     # two would otherwise look like the unweighted fit.
-    from sklearn_ranknet._dask_training import QueryTable, Shard, ShardSpec
+    from sklearn_ranknet.dask._training import QueryTable, Shard, ShardSpec
 
     X, y, qid = data
     chunks = whole_query_chunks(qid, 4)
@@ -662,9 +665,9 @@ def test_lost_work_is_a_clear_error():
 def _kernel_cache_stats():
     """(hits, misses) of Numba's on-disk cache for the LambdaRank kernel in
     this process."""
-    from sklearn_ranknet import _lambdas
+    from sklearn_ranknet._kernels import pair_lambdas
 
-    stats = _lambdas.lambdarank_chunk.stats
+    stats = pair_lambdas.lambdarank_chunk.stats
     return sum(stats.cache_hits.values()), sum(stats.cache_misses.values())
 
 

@@ -101,7 +101,8 @@ def test_every_kernel_is_compiled_once_whatever_the_input():
     code = r'''
 import numpy as np, scipy.sparse as sp, warnings
 warnings.simplefilter("ignore")
-from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _inputs, _kernels, _lambdas, _listwise, _optim, _sort
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _inputs, _optim
+from sklearn_ranknet._kernels import listwise, metrics, pair_lambdas, sort
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import ndcg_score, map_score, ndcg_per_query, ap_per_query
 X, y, q = make_ranking(20, max_docs=30, random_state=0)
@@ -129,7 +130,7 @@ for labels in (y, y32, y.astype(float)):
             ndcg_per_query(labels, s, groups=q, k=k, ignore_ties=True, gain="linear")
             ap_per_query(labels, s, groups=q, k=k, ignore_ties=True)
 many = {}
-for module in (_kernels, _lambdas, _listwise, _sort):
+for module in (metrics, pair_lambdas, listwise, sort):
     for name, obj in vars(module).items():
         if hasattr(obj, "signatures") and len(obj.signatures) > 1:
             many[f"{module.__name__}.{name}"] = [str(s) for s in obj.signatures]
@@ -155,14 +156,14 @@ def test_map_compiles_the_ranked_pass_only_when_a_query_needs_it():
     dispatchers' signatures are this test's alone."""
     code = r'''
 import numpy as np
-from sklearn_ranknet import _kernels
+from sklearn_ranknet._kernels import metrics as metric_kernels
 from sklearn_ranknet.metrics import map_score
 rng = np.random.default_rng(0)
 y, s, q = rng.integers(0, 3, 60).astype(float), rng.normal(size=60), np.repeat(np.arange(6), 10)
 map_score(y, s, groups=q)
-seen = [len(_kernels.ap_whole_chunk.signatures), len(_kernels.ap_ranked_chunk.signatures)]
+seen = [len(metric_kernels.ap_whole_chunk.signatures), len(metric_kernels.ap_ranked_chunk.signatures)]
 map_score(y, s, groups=q, k=3)
-seen.append(len(_kernels.ap_ranked_chunk.signatures))
+seen.append(len(metric_kernels.ap_ranked_chunk.signatures))
 print(seen)
 '''
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

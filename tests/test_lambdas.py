@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_ranknet import LambdaRankRanker, _jit, _lambdas
-from sklearn_ranknet._lambdas import LAMBDALOSS_MU
+from sklearn_ranknet import LambdaRankRanker, _jit
+from sklearn_ranknet._kernels import pair_lambdas as lambda_kernels
+from sklearn_ranknet._kernels.pair_lambdas import LAMBDALOSS_MU
 from sklearn_ranknet._objectives import (
     LambdaRankObjective,
     RankNetObjective,
@@ -117,7 +118,7 @@ def test_short_and_long_query_paths_match_reference(k, n_score_values):
     takes the general path)."""
     rng = np.random.RandomState(5)
     sizes = np.array([2, 3, 15, 16, 17, 33, 63, 64, 65, 90])
-    assert sizes.max() > _lambdas.SHORT_QUERY >= 64
+    assert sizes.max() > lambda_kernels.SHORT_QUERY >= 64
     offsets = np.concatenate(([0], np.cumsum(sizes)))
     labels = rng.randint(0, 5, size=offsets[-1]).astype(float)
     labels = labels[label_sorted_order(labels, offsets)]
@@ -248,7 +249,7 @@ def test_every_pair_weighting_runs_the_one_compiled_kernel():
         )
         for with_cost in (False, True):
             whole_gradient(objective, scores, offsets, with_cost=with_cost)
-    assert len(_lambdas.lambdarank_chunk.signatures) == 1
+    assert len(lambda_kernels.lambdarank_chunk.signatures) == 1
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -415,7 +416,7 @@ def test_pair_probabilities_compose(s_i, s_j, s_k, sigma):
 def test_ranking_heads_equal_the_stable_sort(values, k):
     """Selection (small k) and the merge sort (long lists) rank like a stable
     descending sort, ties in input order."""
-    from sklearn_ranknet._sort import rank_into, rank_order
+    from sklearn_ranknet._kernels.sort import rank_into, rank_order
 
     scores = np.array(values, dtype=float)  # few distinct values: many ties
     expected = np.argsort(-scores, kind="stable")
@@ -428,7 +429,7 @@ def test_ranking_heads_equal_the_stable_sort(values, k):
 
 
 def test_vectorizable_exp_matches_libm_within_two_ulp():
-    from sklearn_ranknet._lambdas import _exp_nonpositive
+    from sklearn_ranknet._kernels.pair_lambdas import _exp_nonpositive
 
     rng = np.random.RandomState(8)
     xs = np.concatenate([

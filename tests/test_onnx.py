@@ -94,6 +94,26 @@ def test_core_package_does_not_import_skl2onnx():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.parametrize("order", [("onnx", "dask"), ("dask", "onnx")])
+def test_the_dask_rankers_export_whichever_module_is_imported_first(order):
+    """sklearn_ranknet.dask announces its rankers and sklearn_ranknet.onnx
+    hears of them, announced before it was imported or after (neither
+    module imports the other)."""
+    pytest.importorskip("distributed")
+    code = (
+        "import importlib, sys\n"
+        f"for name in {order!r}: importlib.import_module('sklearn_ranknet.' + name)\n"
+        "from skl2onnx import get_model_alias\n"
+        "from sklearn_ranknet import dask as skd\n"
+        "print([get_model_alias(c) for c in (skd.DaskLambdaRankRanker, skd.DaskRankNetRanker, "
+        "skd.DaskListNetRanker)])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    expected = ["SklearnRanknetDaskLambdaRankRanker", "SklearnRanknetDaskRankNetRanker",
+                "SklearnRanknetDaskListNetRanker"]
+    assert out.stdout.strip() == str(expected)
+
+
 def test_every_class_is_registered():
     aliases = ranknet_onnx.register_converters()
     for cls in [*RANKERS, BaggingRanker]:

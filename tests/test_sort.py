@@ -1,4 +1,4 @@
-"""Ranking one query (``sklearn_ranknet._sort``) and the metric kernels that
+"""Ranking one query (``sklearn_ranknet._kernels.sort``) and the metric kernels that
 avoid a full ranking: against numpy's stable argsort, the slow references
 of ``tests/_reference.py`` and an exact (rational) average precision.
 
@@ -19,8 +19,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sklearn_ranknet import _kernels, _sort
-from sklearn_ranknet._sort import rank_into, rank_order
+from sklearn_ranknet._kernels import metrics as metric_kernels
+from sklearn_ranknet._kernels import sort as sort_kernels
+from sklearn_ranknet._kernels.sort import rank_into, rank_order
 from sklearn_ranknet.metrics import ap_per_query, ndcg_per_query
 from tests import _reference as ref
 
@@ -106,7 +107,7 @@ def test_full_sort_sizes(n, distinct):
 def test_head_is_the_stable_head(values, k):
     order, selected = _head(values, k)
     np.testing.assert_array_equal(order, _stable_desc(values)[: min(k, len(values))])
-    assert selected == (k < len(values) and k <= _sort.SELECT_UP_TO)
+    assert selected == (k < len(values) and k <= sort_kernels.SELECT_UP_TO)
 
 
 @settings(max_examples=200, deadline=None)
@@ -294,9 +295,9 @@ def test_whole_list_ap_several_queries_and_kernel_scratch():
     for ignore_ties in (False, True):
         pending = np.empty(len(sizes), dtype=np.bool_)
         k = max(sizes)
-        _kernels.ap_whole_chunk(labels, scores, offsets, k, values, empty, pending, 0, len(sizes))
+        metric_kernels.ap_whole_chunk(labels, scores, offsets, k, values, empty, pending, 0, len(sizes))
         assert pending.any()  # rounded scores tie: both kernels run
-        _kernels.ap_ranked_chunk(labels, scores, offsets, k, ignore_ties, values, empty, pending, 0, len(sizes))
+        metric_kernels.ap_ranked_chunk(labels, scores, offsets, k, ignore_ties, values, empty, pending, 0, len(sizes))
         for q in range(len(sizes)):
             lo, hi = offsets[q], offsets[q + 1]
             expected = exact_ap(labels[lo:hi], scores[lo:hi], ignore_ties)
@@ -375,17 +376,17 @@ def test_perfect_ranking_is_exactly_one(labels_kind, gain):
 def test_ideal_dcg_from_labels_matches_ranked_gains():
     rng = np.random.default_rng(0)
     n = 200
-    discounts = _kernels.discount_table(n)
+    discounts = metric_kernels.discount_table(n)
     order = np.empty(n, dtype=np.int64)
     spare = np.empty(n, dtype=np.int64)
     scratch = np.empty(n)
-    counts = np.empty(_kernels.COUNTED_LABELS, dtype=np.int64)
+    counts = np.empty(metric_kernels.COUNTED_LABELS, dtype=np.int64)
     for labels in (rng.integers(0, 31, n) * 1.0, rng.integers(0, 121, n) / 4.0):  # counted, ranked
         for exponential in (True, False):
-            table = _kernels.label_gains(np.arange(_kernels.COUNTED_LABELS, dtype=np.float64), exponential)
-            gains = _kernels.label_gains(labels, exponential)
+            table = metric_kernels.label_gains(np.arange(metric_kernels.COUNTED_LABELS, dtype=np.float64), exponential)
+            gains = metric_kernels.label_gains(labels, exponential)
             for k in (1, 10, 64, 65, n):
-                ours = _kernels.ideal_dcg_of_labels(labels, exponential, table, discounts, k, counts,
+                ours = metric_kernels.ideal_dcg_of_labels(labels, exponential, table, discounts, k, counts,
                                                      order, spare, scratch)
                 top = min(k, n)
                 expected = float(np.sort(gains)[::-1][:top] @ discounts[:top])

@@ -11,14 +11,14 @@ by its score, so the model's backward pass runs once per document instead of
 once per pair.
 
 The ``*_chunk`` kernels handle queries ``first:last`` and are run through
-:func:`._jit.over_queries`; layout and thread rules as in ``_kernels.py``.
+:func:`sklearn_ranknet._jit.over_queries`; layout and thread rules as in ``metrics.py``.
 """
 
 import numpy as np
 
-from ._jit import jit
-from ._kernels import discount_table, longest_query
-from ._sort import rank_into, stable_rank
+from .._jit import jit
+from .metrics import discount_table, longest_query
+from .sort import rank_into, stable_rank
 
 
 # rho is computed without an exp per pair: with e = exp(sigma * (s - max s)),

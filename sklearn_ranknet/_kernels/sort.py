@@ -19,7 +19,7 @@ length.
 
 import numpy as np
 
-from ._jit import jit
+from .._jit import jit
 
 # Top-k selection beats a full sort up to about this k.
 SELECT_UP_TO = 64

@@ -2,7 +2,7 @@
 
 Inputs are arranged query by query (see ``_groups.py``): query ``q`` owns
 rows ``offsets[q]:offsets[q + 1]``. The ``*_chunk`` kernels handle queries
-``first:last`` and are run through :func:`._jit.over_queries`, which splits
+``first:last`` and are run through :func:`sklearn_ranknet._jit.over_queries`, which splits
 the queries over threads; each call allocates its own scratch space and each
 query writes only its own outputs, so results do not depend on the number
 of threads. No function here imports scikit-learn or validates input:
@@ -18,8 +18,8 @@ Conventions shared by every metric (one DCG for the whole package):
 
 import numpy as np
 
-from ._jit import jit
-from ._sort import _argsort_desc, rank_into
+from .._jit import jit
+from .sort import _argsort_desc, rank_into
 
 
 @jit

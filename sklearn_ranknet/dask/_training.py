@@ -41,19 +41,19 @@ import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils.validation import assert_all_finite
 
-from . import _network
-from ._fit_checks import query_contrasts, warn_if_nothing_to_learn
-from ._groups import QueryGroups, group_rows, query_weights
-from ._inputs import EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments, piecewise_bins
-from ._jit import effective_n_jobs, single_threaded_blas
-from ._model import FitState, RankingModel
-from ._resolve import DataShape, resolve
-from ._training import (
+from .. import _network
+from .._fit_checks import query_contrasts, warn_if_nothing_to_learn
+from .._groups import QueryGroups, group_rows, query_weights
+from .._inputs import EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments, piecewise_bins
+from .._jit import effective_n_jobs, single_threaded_blas
+from .._model import FitState, RankingModel
+from .._resolve import DataShape, resolve
+from .._training import (
     SCORE_K, EpochMonitor, Options, TrainingSet, _check_finite, _epoch_batches, _loss_sample, _scores, _step,
     l2_strength, new_optimizer, noise_table, pool_has_work, query_costs, split_validation, weighted_queries,
 )
-from ._validation import check_relevance_labels, shown
-from .metrics import ndcg_per_query
+from .._validation import check_relevance_labels, shown
+from ..metrics import ndcg_per_query
 
 
 @dataclass(frozen=True)

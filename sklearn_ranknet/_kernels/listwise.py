@@ -10,13 +10,13 @@ and its gradient dC/ds_i = sigma * (softmax(sigma * s)_i - p_i): O(n) per
 query, one exponential per document and one logarithm per query. A query
 whose labels are all 0 has no target distribution; it costs 0 and pushes
 nothing (as in TF-Ranking's ``softmax_loss``). Layout and thread rules as in
-``_kernels.py``; run through :func:`._jit.over_queries`.
+``metrics.py``; run through :func:`sklearn_ranknet._jit.over_queries`.
 """
 
 import numpy as np
 
-from ._jit import jit
-from ._lambdas import _exp_nonpositive
+from .._jit import jit
+from .pair_lambdas import _exp_nonpositive
 
 
 @jit(inline=True)

@@ -1,0 +1,103 @@
+"""The Dask rankers' docstrings, assembled from their in-memory twins'."""
+
+import inspect
+import re
+
+_CLIENT_DOC = """\
+client : distributed.Client or None, default=None
+    The Dask client to train with; ``None`` uses
+    ``distributed.default_client()`` at fit time (``client_`` tells which).
+    It is never pickled nor deep-copied (a copy gets ``None`` and uses the
+    default client); ``clone`` shares it. A closed client is a ``ValueError``
+    in ``fit`` and ``score``.
+partitioned_by_query : bool, default=False
+    Whether every partition of the data already holds whole queries (e.g.
+    data written partitioned by query id). Then ``fit`` and ``score`` skip
+    the shuffle that co-locates each query's rows; the promise is checked
+    cheaply (each partition's query ids, gathered on the client) and a query
+    found in two partitions is a ``ValueError``."""
+
+_NOTES = """\
+Training is data-parallel local SGD with parameter averaging (see the
+module :mod:`sklearn_ranknet.dask` and the user guide): one round per
+epoch, in which every partition runs an epoch of minibatch steps over its
+own queries, from the averaged parameters, with its own optimizer state;
+the client averages the parameters weighted by each partition's query
+weight. With P partitions an epoch takes about ``1 / P`` as many sequential
+steps as in memory, and averaging P models that each took a step behaves
+roughly like one step on a minibatch P times larger: the effective batch is
+about ``P * batch_size`` queries. Expect more epochs than in memory for the
+same ``learning_rate_init``; a larger step (about sqrt(P) times for Adam, P
+times for SGD) or a smaller ``batch_size`` makes up for it. Early stopping
+holds out whole queries and counts rounds, as in memory. The parameters
+are not averaged over steps: ``ema_momentum="auto"`` means 0 here, and any
+other value but 0 is an error. ``input_noise="auto"`` means 0 here too (it
+is measured on small data held in memory); a number adds that noise. The
+"auto" values for small data scaled within each query do not apply either
+(the rows are not read on the client): ``batch_size="auto"`` is
+LambdaRank's 16. LambdaRank's ``normalize_lambdas="auto"`` is off here (it
+is for small data); True normalizes each query's lambdas in every partition.
+
+The input scaling statistics are those of the whole data (per-partition
+moments merged on the client; for the default piecewise encoding, those of
+the partitions' pooled sample of at most 200,000 rows, as in memory), and the validation queries are those the
+in-memory ranker draws for the same ``random_state``. A fit is reproducible
+for a given ``random_state`` and partitioning (the number of partitions and
+where they cut): rows are put back in input order after the shuffle."""
+
+_EXAMPLE = """\
+>>> import numpy as np
+>>> import dask.array as da
+>>> from distributed import Client, LocalCluster
+>>> from sklearn_ranknet.dask import {name}
+>>> from sklearn_ranknet.datasets import make_ranking
+>>> X, y, qid = make_ranking(n_queries=60, random_state=0)
+>>> dX = da.from_array(X, chunks=(400, -1))  # cuts through queries
+>>> dy, dqid = da.from_array(y, chunks=400), da.from_array(qid, chunks=400)
+>>> cluster = LocalCluster(n_workers=1, processes=False, dashboard_address=":0")
+>>> client = Client(cluster)
+>>> ranker = {name}(hidden_layer_sizes=(16,), max_iter=3, random_state=0)
+>>> ranker = ranker.fit(dX, dy, groups=dqid)
+>>> scores = ranker.predict(dX)  # lazy
+>>> scores.shape == (len(X),)
+True
+>>> bool(np.allclose(scores.compute(), ranker.to_local().predict(X)))
+True
+>>> bool(0.0 <= ranker.score(dX, dy, groups=dqid) <= 1.0)
+True
+>>> client.close(); cluster.close()"""
+
+
+def _sections(doc):
+    """A numpydoc docstring -> (summary, {section title: body})."""
+    lines = inspect.cleandoc(doc).splitlines()
+    heads = [
+        i for i in range(len(lines) - 1)
+        if lines[i].strip() and re.fullmatch(r"-{3,}", lines[i + 1].strip())
+    ]
+    summary = "\n".join(lines[: heads[0]]).strip()
+    sections = {}
+    for start, stop in zip(heads, heads[1:] + [len(lines)]):
+        sections[lines[start].strip()] = "\n".join(lines[start + 2 : stop]).strip("\n")
+    return summary, sections
+
+
+def _docstring(local_class, name):
+    """The Dask ranker's docstring: the in-memory one's parameters and
+    attributes, plus ``client``, and notes and an example of its own."""
+    _, sections = _sections(local_class.__doc__)
+    local = local_class.__name__
+    parts = [
+        f"{local} trained data-parallel on a Dask cluster.",
+        f"The same model and parameters as :class:`~sklearn_ranknet.{local}`, for data in dask "
+        "collections: ``fit`` co-locates each query's rows, then trains where the data lives; "
+        "``predict`` returns a lazy dask array; ``score`` computes the mean NDCG@10 by query on "
+        f"the cluster; ``to_local()`` returns the equivalent fitted :class:`~sklearn_ranknet.{local}`. "
+        "Modelled on ``lightgbm.DaskLGBMRanker``.",
+        "Parameters\n----------\n" + sections["Parameters"] + "\n" + _CLIENT_DOC,
+        "Attributes\n----------\n" + sections["Attributes"],
+        f"See Also\n--------\n{local} : The in-memory ranker; ``to_local()`` returns one.",
+        "Notes\n-----\n" + _NOTES,
+        "Examples\n--------\n" + _EXAMPLE.format(name=name),
+    ]
+    return "\n\n".join(parts)
