@@ -54,11 +54,9 @@ FEATURE_SCALINGS = ("log1p", "piecewise", "standard")
 #: Quantile bins per feature of ``feature_scaling="piecewise"``: 8 below
 #: ``PIECEWISE_LARGE_ROWS`` training rows, 4 from there on (see
 #: :func:`piecewise_bins`). Chosen by cross-validation on training data
-#: (``benchmarks/tune_defaults.py``, fourth and seventh looks): 4 and 8 bins
-#: did equally well on the selection sets and 16 and 32 overfitted small
-#: data; on MSLR-shaped data of 50,000 rows and more, 4 bins scored within
-#: 0.003 NDCG@10 of 8 on average (0.010 worse at 18,000 rows) and halve the
-#: first layer, the bulk of an epoch's arithmetic.
+#: (User Guide, "Choosing"): more bins overfitted small data, and on large
+#: data 4 ranked as well as 8 with half the first layer, the bulk of an
+#: epoch's arithmetic.
 PIECEWISE_BINS = 8
 PIECEWISE_BINS_LARGE = 4
 PIECEWISE_LARGE_ROWS = 50_000
@@ -79,9 +77,9 @@ def stays_sparse(X):
 
     Only CSR with fewer than ``DENSE_BLOCKS_FROM`` of its entries stored
     stays sparse; denser CSR is gathered a block at a time and each block
-    densified, which trained 2.6-6 times faster on LETOR-style data (Yahoo
-    sample: 32 % stored; docs/performance.rst) and gives the dense model's
-    very bits.
+    densified, which trains several times faster on LETOR-style data (the
+    "inputs" benchmark; User Guide, "Performance") and gives the dense
+    model's very bits.
     """
     if not sp.issparse(X):
         return False
@@ -328,8 +326,7 @@ def _gathers_in_one_pass(X, index):
 def _gather_standardized(X, rows, mean, inv_scale, out):
     """``out[i] = (X[rows[i]] - mean) * inv_scale``: the gather and the
     standardization in one pass over the rows (numpy's gather, subtract
-    and divide are three passes over a minibatch; the one pass took about
-    60 % of their time on MSLR-shaped rows). Same operations in the same
+    and divide are three passes over a minibatch). Same operations in the same
     order, so the same bits as the numpy path (tested)."""
     for i in range(rows.shape[0]):
         source = X[rows[i]]
@@ -348,7 +345,7 @@ def _gather_encoded(X, rows, source, lower, inv_width, zero_level, bounds, mean,
     for i in range(rows.shape[0]):
         source_row, encoded = X[rows[i]], out[i]
         # Gather first, then a loop without indirect loads, which LLVM
-        # vectorizes (half the time of one fused loop on MSLR-shaped rows).
+        # vectorizes (faster than one fused loop).
         for c in range(source.shape[0]):
             encoded[c] = source_row[source[c]]
         for c in range(source.shape[0]):

@@ -74,17 +74,15 @@ def jit(func=None, *, in_order=False, inline=False):
         Inline into the caller at Numba's IR level. Meant for a helper with
         one call site: as a function of its own, a helper is compiled to
         machine code by itself and then optimized again inside its caller,
-        which a new user's first process pays twice. Inlining the
-        single-caller helpers of the ranking, LambdaRank and metric kernels
-        cut that process's compilation from ~11.2 s to ~9.3 s (and made
-        LambdaRank's pass over 10-document queries ~20 % faster). Not for
-        helpers with several callers: every call site types and lowers the
-        body again (inlining ``rank_into`` doubled the compilation). A large
-        helper costs more to inline than a small one: Numba copies the
-        inlined IR block by block, each copy with the whole variable scope.
-        LambdaRank's query function compiled ~0.4 s faster on its own, but
-        its pass over long queries ran 4-7 % slower as a call, so it stays
-        inlined (2026-11-25).
+        which a new user's first process pays twice; inlined, it is compiled
+        once (and short queries run faster). Not for helpers with several
+        callers: every call site types and lowers the body again. A large
+        helper costs more to inline than a small one (Numba copies the
+        inlined IR block by block, each copy with the whole variable
+        scope): inline one only where the call costs its caller speed, as
+        LambdaRank's query function does over long queries. The cold-start
+        benchmark (``python -m benchmarks --only coldstart``) measures the
+        compilation.
 
     Returns
     -------
@@ -111,12 +109,11 @@ def jit(func=None, *, in_order=False, inline=False):
 # ---------------------------------------------------------------------------
 # Threads
 
-# Handing a chunk to a pool thread and waiting for it costs ~10-50 us; a call
-# with less work than this (inner-loop steps: pairs, or rows times a sort's
-# depth) runs on the calling thread. At 200,000 a LambdaRank k=30 epoch over
-# 1,000-document queries (240,000 pairs a minibatch) ran 5-20 % slower on two
-# threads than on one; from ~700,000 (300 documents, all pairs; k=100 over
-# 1,000) two threads were 1.2-1.4x faster (2026-11-25, benchmarks/bench_scale).
+# Handing a chunk to a pool thread and waiting for it costs tens of
+# microseconds: a call with less work than this (inner-loop steps: pairs, or
+# rows times a sort's depth) runs on the calling thread. Set between the work
+# at which two threads were slower than one and the work at which they were
+# faster (the scale benchmark's long queries, docs/benchmarks.md).
 SERIAL_BELOW_WORK = 500_000
 # Chunks per thread: more than one so that a thread that drew short queries
 # takes another chunk while a long one is still busy.
@@ -307,8 +304,8 @@ def single_threaded_blas(n_threads):
     """A context in which BLAS runs on one thread if we use ``n_threads > 1``.
 
     Our pool then splits the work itself; OpenBLAS workers would otherwise
-    spin for a while after every product and take our threads' cores (an
-    epoch of a kernel-bound fit on 2 cores took 1.5x longer). Safe to enter
+    spin for a while after every product and take our threads' cores (a
+    kernel-bound fit on 2 cores ran much slower). Safe to enter
     from several threads at once: the limit holds until the last leaves.
     """
     if n_threads <= 1:

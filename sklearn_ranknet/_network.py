@@ -76,8 +76,8 @@ def _inplace_tanh_derivative(A, delta):
 
 
 def _inplace_relu_derivative(A, delta):
-    # A multiply, not delta[A <= 0] = 0: boolean-mask assignment was 15 % of
-    # an epoch in the scale benchmark.
+    # A multiply, not delta[A <= 0] = 0: boolean-mask assignment is several
+    # times slower.
     delta *= A > 0.0
 
 

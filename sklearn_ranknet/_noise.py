@@ -13,14 +13,11 @@ small training set would overfit are damped. Where every column is a signal
 of its own, there is no shared direction to keep and the noise only blurs
 the signal.
 
-The defaults study (``benchmarks/tune_defaults.py``, thirteenth look) found
-exactly that split: noise of 2 standardized units raised LambdaRank's
-held-out NDCG@10 on the Yahoo LTR sample's training folds (raw, and in
-LETOR 4.0's per-query scaled form) and on synthetic problems made of noisy
-copies of a few latent features, and lowered it on synthetic problems of
-independent features. :func:`feature_redundancy` tells the two kinds apart
-(about 9-11 on the Yahoo views, 1.1-1.3 on the independent synthetic sets,
-2.8-3.4 on the copies), so "auto" adds the noise only where it helped.
+Cross-validation found exactly that split (User Guide, "Choosing", the
+"auto" values): noise raised held-out NDCG@10 on real learning-to-rank
+features and on synthetic copies of a few latent features, and lowered it
+on independent features. :func:`feature_redundancy` tells the two kinds
+apart, so "auto" adds the noise only where it helped.
 
 The draws come from a :class:`NoiseTable`: one set of normal values per fit
 that every minibatch reads from a random offset.
@@ -34,7 +31,7 @@ from ._inputs import edge_sample
 
 #: ``input_noise="auto"`` on redundant features (standardized units; a
 #: ranker may take another level on features scaled within each query, see
-#: its ``_AUTO_QUERY_SCALED``).
+#: ``_resolve.AutoRules.query_scaled``).
 AUTO_INPUT_NOISE = 2.0
 #: ``input_noise="auto"`` rises linearly from 0 to ``AUTO_INPUT_NOISE`` as
 #: :func:`feature_redundancy` goes from the first to the second value.
@@ -144,9 +141,8 @@ class NoiseTable:
     """The input noise of one fit: normal values drawn once, read by every
     minibatch block as a contiguous slice from a random offset.
 
-    Drawing fresh normals for each gathered row cost about 10 ns a value,
-    a third of a small noisy fit (LambdaRank on the Yahoo sample: 4.5 of
-    14.6 s); a slice costs nothing. Inside a block the values are
+    Drawing fresh normals for each gathered row took a large share of a
+    small noisy fit; a slice costs nothing. Inside a block the values are
     independent draws. Across blocks the same values return, but shifted
     onto other rows and features, so what one row's feature receives from
     epoch to epoch is still a fresh draw from the table: as good as new

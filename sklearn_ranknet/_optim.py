@@ -159,8 +159,7 @@ class Adam(_BaseOptimizer):
 
     def _apply(self, grads):
         # One compiled pass per array instead of ten numpy passes and their
-        # temporaries: a step of a small network is mostly per-call overhead
-        # (Adam took ~20 % of a step on the Yahoo sample's 300 x 64 network).
+        # temporaries: a step of a small network is mostly per-call overhead.
         # The numpy steps below stay the definition, and take the arrays the
         # kernel is not compiled for (read-only, strided, mixed dtypes).
         arrays = list(zip(self.params, self.ms, self.vs, grads))

@@ -4,12 +4,11 @@ LETOR 4.0 (MQ2007, MQ2008) and LETOR 3.0 ship their features in this form
 ("QueryLevelNorm"): inside every query each feature runs from exactly 0 to
 exactly 1, or is 0 throughout where the query holds one value. Such features
 only say where a document stands among its query's documents, and on small
-data the networks need a different regimen for them: the defaults study
-(``benchmarks/results/tune_defaults.md``, twenty-first look) found that on
-the Yahoo training folds scaled this way more input noise (for LambdaRank
-and ListNet) and RankNet's width, step and minibatch (for LambdaRank) rank
-better, while the same settings cost the unscaled folds. Some ``"auto"`` defaults therefore follow
-:func:`scaled_within_queries`.
+data the networks need a different regimen for them: more input noise (for
+LambdaRank and ListNet) and RankNet's width, step and minibatch (for
+LambdaRank), which cost unscaled features (User Guide, "Choosing"). Some
+``"auto"`` values therefore follow :func:`scaled_within_queries`
+(``_resolve.py``).
 """
 
 import numpy as np

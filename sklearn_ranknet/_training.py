@@ -173,14 +173,12 @@ class TrainingSet:
 
         Each minibatch and each block of the per-epoch loss sample would
         otherwise take its rows out of the CSR and densify them, which costs
-        scipy's indexing machinery on every visit: 11-15 % of a default
-        fit's time on the Yahoo sample as ``load_letor`` returns it (3,005
-        rows, 32 % stored; docs/benchmarks.md, "Input forms"). The dense
-        rows are the very values the densified blocks held, so the fit is
-        the same to the bit. (Keeping
-        the encoded inputs instead, up to 8 per feature, bought little more
-        there and nothing on dense ``X``, whose rows the encoding kernel
-        reads as fast as it would copy encoded ones.)
+        scipy's indexing machinery on every visit (docs/benchmarks.md,
+        "Input forms"). The dense rows are the very values the densified
+        blocks held, so the fit is the same to the bit. (Keeping the encoded
+        inputs instead, up to 8 per feature, bought little more, and nothing
+        on dense ``X``, whose rows the encoding kernel reads as fast as it
+        would copy encoded ones.)
         """
         X = self.X
         if not sp.issparse(X) or stays_sparse(X):

@@ -377,10 +377,8 @@ def ndcg_chunk(labels, scores, offsets, exponential, discounts, k, ignore_ties, 
 # AP is computed in two passes so that a call compiles only what it needs:
 # the whole-list pass answers every query of a ``map_score(k=None)`` on
 # untied scores, and the ranked pass (AP@k, or relevant and irrelevant scores
-# tied) is compiled only by the first call that has such a query. In a new
-# user's first process (the cold-start benchmark's) AP compiled in 1.15 s as
-# one kernel, and in 0.83 s as the whole-list pass alone (Intel Xeon,
-# 2026-11-26).
+# tied) is compiled only by the first call that has such a query, which a
+# new user's first process (the cold-start benchmark's) does not pay.
 
 
 @jit

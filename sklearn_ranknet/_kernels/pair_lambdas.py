@@ -432,10 +432,9 @@ def _lambdarank_push_with_cost(a, s, e, u, c_a, h, sigma, g):
 
 
 # Queries up to this length, and at most this many times k, take
-# :func:`_short_query_lambdas`. Its n^2 pairs against the n k of the general
-# path: on one thread (2026-11-25) it was 1.5x faster at 10 documents, 1.1x
-# at 64, as fast at 96 and 10 % slower at 128 (all pairs); with k = 10,
-# 1.3x faster at 32 documents and 2.1x slower at 64.
+# :func:`_short_query_lambdas`: its n^2 pairs, each one vector step, beat the
+# general path's n k scattered ones on short queries only (the crossing was
+# measured near 96 documents with all pairs, between 32 and 64 with k = 10).
 SHORT_QUERY = 64
 SHORT_QUERY_PER_K = 4
 # Its loops run over the query padded to a multiple of this many documents:
@@ -456,9 +455,9 @@ def _short_query_lambdas(scores, utility, rows, discounts, scale, sigma, grad, w
     ranks higher. So each document sums over all the others, a reduction
     without the scatter of the pair loop in :func:`_lambdarank_query`, and
     it needs the rank of each document but no ranked copy of the query.
-    Twice the pairs, but every loop is one vector step: on 10-document
-    queries the whole pass is ~1.5x faster. Ranks come from counting
-    (:func:`._sort.stable_rank`: ties in input order). The utility of the
+    Twice the pairs, but every loop is one vector step, which is faster on
+    short queries. Ranks come from counting
+    (:func:`.sort.stable_rank`: ties in input order). The utility of the
     document at position x is ``utility[rows[x]]``.
 
     ``work`` is float scratch of four rows of at least ``len(scores) +
@@ -637,8 +636,7 @@ def lambdarank_chunk(
     # Short queries under LambdaRank's NDCG weights (not while the cost is
     # wanted, which needs each pair once), unless k cuts off most of them,
     # take the padded path, chosen here rather than inside _lambdarank_query:
-    # the 10-document pass ran 25 % faster (Intel Xeon, 2026-11-25), and the
-    # first fit compiled ~0.3 s less.
+    # the short pass runs faster so, and the first fit compiles less.
     fits_short_path = weighting == LAMBDARANK and not use_ap and not with_cost
     short = min(SHORT_QUERY, SHORT_QUERY_PER_K * k) if fits_short_path else 0
     row = len(work) // 7

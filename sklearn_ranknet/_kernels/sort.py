@@ -29,8 +29,8 @@ SELECT_UP_TO = 64
 PREFILTER_FROM = 4
 # Up to this many kept rows are ranked by counting; more by insertion.
 COUNT_RANKS_UP_TO = 32
-# Queries up to this length are sorted by counting (about 2x faster than the
-# merge sort at 100 rows, even at 200; O(n^2) beyond).
+# Queries up to this length are sorted by counting (faster than the merge
+# sort on short queries, though O(n^2)).
 COUNT_SORT_UP_TO = 128
 # Merge sort starts from insertion-sorted runs of this length.
 RUN = 16
@@ -102,8 +102,8 @@ def _select_top_k(values, k, order, spare, keys):
     elif kept <= COUNT_RANKS_UP_TO and 2 * kept <= n:
         # The kept values copied into keys, so that the counting loop reads
         # them contiguously; order[k] is a discarded slot for the rows ranked
-        # k or later. (A float view of the int scratch instead compiled
-        # ~0.3 s more in a new user's first process: Numba's array.view.)
+        # k or later. (A float view of the int scratch instead compiles more,
+        # in a new user's first process: Numba's array.view.)
         kept_values = keys[:kept]
         for r in range(kept):
             kept_values[r] = values[spare[r]]
@@ -196,7 +196,7 @@ def _argsort_desc(values, order, spare):
         width *= 2
     if in_spare:
         # A loop, not order[:n] = spare[:n]: Numba's shape-checked slice copy
-        # compiles ~2 s of error-message code in a new user's first process.
+        # compiles seconds of error-message code in a new user's first process.
         for i in range(n):
             order[i] = spare[i]
 

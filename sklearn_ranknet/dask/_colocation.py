@@ -85,7 +85,7 @@ def _part_frame(index, X, y, groups, weights, scores, *, query_column, dtype, fe
     if groups is not None:
         # Here, in input order: after the shuffle a row's place says nothing.
         # pandas' vectorised test first, as the full check reads object ids
-        # one by one (0.3 s a million rows).
+        # one by one.
         ids = np.asarray(groups)
         if pd.isna(ids).any() or (ids.dtype.kind == "f" and not np.isfinite(ids).all()):
             _check_no_missing(ids, "groups", partition=index)
