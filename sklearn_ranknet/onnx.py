@@ -130,10 +130,10 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     ) from exc
 
 from ._bagging import BaggingRanker
-from ._inputs import FEATURE_SCALINGS
+from ._inputs import FEATURE_SCALINGS, InputScaling
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
-from ._network import ACTIVATIONS
+from ._model import RankingModel
 from ._ranknet import RankNetRanker
 from ._twins import announced, subscribe
 
@@ -189,22 +189,15 @@ class _RankerFunction:
         return np.flatnonzero(np.arange(self.n_columns) != self.query_position)
 
     def scores(self, X):
-        """The exported function computed with NumPy in float64 on dense
-        ``X``: what the ONNX graph computes, up to rounding."""
-        A = np.array(X, dtype=np.float64)[:, self.kept_columns()]
-        if self.kind == "log1p":
-            A = np.sign(A) * np.log1p(np.abs(A))
-        if self.kind == "piecewise":
-            e = self.encoding
-            A = (A[:, e.source] - e.lower.astype(np.float64)) * e.inv_width.astype(np.float64)
-            A = np.clip(A, 0, 1) - e.zero_level.astype(np.float64)
-        if self.kind is not None:
-            A = (A - self.mean) * (1.0 / self.scale)
-        for i, (W, b) in enumerate(zip(self.coefs, self.intercepts)):
-            A = A @ W.astype(np.float64) + b.astype(np.float64)
-            if i < len(self.coefs) - 1:
-                ACTIVATIONS[self.activation](A)
-        return A[:, 0]
+        """The scores of dense ``X`` (query column included) by the one
+        scoring function, ``RankingModel.scores``, of a model rebuilt from
+        what the converter read: ``predict`` agrees with it only if those
+        pieces are all it depends on."""
+        model = RankingModel(
+            self.coefs, self.intercepts, self.activation,
+            None if self.kind is None else InputScaling(self.kind, self.mean, self.scale, self.encoding),
+        )
+        return model.scores(np.array(X, dtype=np.float64)[:, self.kept_columns()])
 
 
 def _query_position(model, n_features):
