@@ -448,16 +448,7 @@ class BaseRanker(BaseEstimator):
         self._check_solver_options(incremental)
         if not first_call:
             self._check_same_network()
-        model = self._model if not first_call else RankingModel.initialize(
-            data.X.shape[1], resolved.hidden_layer_sizes, self.activation,
-            # Statistics of the (transformed) training features, fitted once
-            # per model, like its weights, from the queries of positive
-            # weight, in the training set's arranged order, so that they do
-            # not depend on the input's row order.
-            None if self.feature_scaling is None else InputScaling.fit(
-                self.feature_scaling, data.weighted.X, data.weighted.rows),
-            data.X.dtype, self._fit_state.random_state,
-        )
+        model = self._new_model(data, resolved) if first_call else self._model
         state = self._fit_state
         options = Options.of(self.get_params(deep=False), resolved)
         # Threads for this fit only: 1 when a minibatch gives the pool
@@ -475,6 +466,19 @@ class BaseRanker(BaseEstimator):
                 _training.fit_stochastic(model, state, data, options, history, incremental)
         self._publish(model, history, resolved)
         return self
+
+    def _new_model(self, data, resolved):
+        """A network of the resolved width on the input scaling of
+        ``data``'s queries of positive weight (fitted once per model, like
+        its weights, in the training set's arranged order, so that it does
+        not depend on the input's row order), in ``X``'s precision."""
+        scaling = None
+        if self.feature_scaling is not None:
+            scaling = InputScaling.fit(self.feature_scaling, data.weighted.X, data.weighted.rows)
+        return RankingModel.initialize(
+            data.X.shape[1], resolved.hidden_layer_sizes, self.activation, scaling, data.X.dtype,
+            self._fit_state.random_state,
+        )
 
     def _resolve(self, shape, incremental, distributed=False):
         """The fit's :class:`~sklearn_ranknet._resolve.Resolved` values (a
