@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _resolve
