@@ -404,7 +404,7 @@ def test_distinct_edges_of_all_rows_are_each_rows(dtype):
 @pytest.mark.parametrize("form", [np.asarray, sp.csr_matrix], ids=["dense", "csr"])
 def test_edges_past_the_dtypes_range_make_no_numpy_warning(dtype, far, n_far, form):
     # Bins wider than the dtype can hold give non-finite edges or widths;
-    # fitting then refuses the feature with a remedy (test_estimators'
+    # fitting then refuses the feature with a remedy (test_bad_input's
     # bad-data cases), so numpy's overflow warnings before it are noise.
     X = np.array([[-far]] * 5 + [[far]] * n_far, dtype=dtype)
     with warnings.catch_warnings():

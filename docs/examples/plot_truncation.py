@@ -46,9 +46,8 @@ print(f"pairs with different labels: {differing:,}")
 # silenced here.
 #
 # The times are wall-clock times of the machine that built this page, with
-# whatever else it was doing: illustrative, not a benchmark (the benchmark
-# figures are in :doc:`/benchmarks`: 14.9 ms for the lambda pass of this
-# query size with k=30, 2026-11-25).
+# whatever else it was doing: illustrative, not a benchmark (the measured
+# figures are in :doc:`/benchmarks`, "Scale, memory and threads").
 def one_epoch(k):
     ranker = LambdaRankRanker(
         hidden_layer_sizes=(), k=k, max_iter=1, early_stopping=False, random_state=0
