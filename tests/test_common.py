@@ -22,7 +22,7 @@ ESTIMATORS = [
 # sample_weight weighs whole queries, so it must be constant within a query
 # (as in XGBoost's and LightGBM's rankers). These checks give every row its
 # own weight inside the one query of groups=None; the rankers refuse that
-# with a ValueError (tests/test_estimators.py checks the message).
+# with a ValueError (tests/test_sample_weight.py checks the message).
 _ROW_WEIGHT_CHECKS = {
     "check_sample_weight_equivalence_on_dense_data": "sample_weight is per query, not per row",
     "check_sample_weight_equivalence_on_sparse_data": "sample_weight is per query, not per row",
