@@ -51,11 +51,14 @@ class BaggingRanker(BaseEstimator):
 
     Each of the ``n_estimators`` members is a clone of ``estimator`` whose
     every ``random_state`` parameter (nested ones too, e.g. inside a
-    Pipeline) is set to its own seed drawn from ``random_state``. With
-    ``bootstrap=True`` each member trains on as many queries as the data
-    has of positive weight, drawn with replacement from those; a query
-    drawn twice becomes two queries.
-    ``predict`` is the mean of the members' scores.
+    Pipeline) is set to its own seed drawn from ``random_state``; it is fitted
+    with the query ids (and weights) on all queries or, with
+    ``bootstrap=True``, on a bootstrap sample of whole queries. ``predict``
+    is the mean of the members' scores. On small data the spread between
+    seeds is often larger than the difference between settings, and
+    averaging removes most of it.
+
+    Read more in the :ref:`User Guide <bagging>`.
 
     Parameters
     ----------
@@ -66,32 +69,23 @@ class BaggingRanker(BaseEstimator):
     n_estimators : int, default=5
         Number of members.
     bootstrap : bool, default=False
-        Train each member on a bootstrap sample of whole queries (drawn with
-        replacement, as many as there are queries; with ``sample_weight``,
-        as many as there are of positive weight, drawn from those) instead
-        of on all of them. Copies of a query drawn more than once get distinct query ids
-        (so a member's early stopping may hold out one copy and train on
-        another: see :ref:`limitations`).
-        Without ``groups`` all rows form one query and the sample is the
-        whole data.
+        Train each member on a bootstrap sample of whole queries, as many as
+        there are of positive weight, drawn with replacement from those; a
+        query drawn twice becomes two queries. Without ``groups`` every
+        member gets all rows.
     n_jobs : int, default=None
-        Members fitted (and predicted) at the same time, on threads: the
-        rankers' kernels release the GIL. ``None`` means 1, ``-1`` every
-        core. Leave the members' own ``n_jobs`` at 1 when this is above 1,
-        or the two multiply. The result does not depend on ``n_jobs``.
+        Members fitted (and predicted) at the same time, on threads. ``None``
+        means 1, ``-1`` every core; the result does not depend on it. Leave
+        the members' own ``n_jobs`` at its default then, or the two multiply.
     random_state : int, RandomState instance or None, default=None
         Draws the seed of every member, which sets the member's
         ``random_state`` parameters and its bootstrap sample. An int gives
         the same members on every fit.
     query_column : str, int or None, default=None
-        A column of ``X`` that holds the query ids (a DataFrame column name,
-        or a position), as the rankers' ``query_column``: ``fit``,
-        ``predict`` and ``score`` read the ids from it and drop it, and the
-        members get the remaining features with the ids as ``groups``. Set it
-        here or on ``estimator``, not both: only here with
-        ``bootstrap=True`` (the members must get the sample's query ids),
-        only on ``estimator`` (by position) for the ONNX export. Lets
-        scikit-learn's tools work with metadata routing off.
+        A column of ``X`` that holds the query ids, as the rankers'
+        ``query_column``: the members get the other features, with the ids
+        as ``groups``. Set it here or on ``estimator``, not both; only here
+        with ``bootstrap=True``. See :ref:`routing_off`.
 
     Attributes
     ----------
@@ -102,8 +96,9 @@ class BaggingRanker(BaseEstimator):
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
-        Only when X was a DataFrame with string column names. The members
-        are fitted on arrays.
+        Names of features seen during ``fit``. Defined only when X has
+        feature names that are all strings; the members are fitted on
+        arrays.
 
     See Also
     --------
@@ -113,58 +108,14 @@ class BaggingRanker(BaseEstimator):
 
     Notes
     -----
-    A neural ranker's result depends on its initial weights and the order of
-    its minibatches, and on small data the spread between seeds is often
-    larger than the difference between hyperparameter settings. Averaging
-    the scores of a few seeds is usually the biggest single improvement in
-    ranking quality one can buy with compute alone. scikit-learn's
-    ``VotingRegressor`` and ``StackingRegressor`` refuse rankers (they are
-    not regressors), and ``BaggingRegressor`` bootstraps rows, which breaks
-    queries apart.
-
-    Members receive ``groups`` and, when given, ``sample_weight`` (a
-    ``sample_weight=None`` is not passed, so members without that parameter
-    still work). With metadata routing on
-    (``sklearn.set_config(enable_metadata_routing=True)``) they receive what
-    they request, e.g. ``groups`` for the ranker at the end of a Pipeline;
-    BaggingRanker itself requests ``groups`` in ``fit`` and ``score``, as
-    the rankers do, so GridSearchCV passes them on. With routing off,
-    ``groups`` and ``sample_weight`` are passed as keyword arguments to the
-    members' ``fit``, which a Pipeline does not accept: turn routing on to
-    bag a Pipeline with query ids.
-
-    Where it differs from scikit-learn's ``BaggingRegressor`` (1.9):
-
-    - Defaults: ``n_estimators=5`` (there 10) and ``bootstrap=False`` (there
-      True): for a neural ranker the seeds alone give most of the gain, and
-      a bootstrap sample repeats queries, which the members' early stopping
-      may split (see :ref:`limitations`).
-    - ``bootstrap=True`` draws whole queries, not rows, as many as there are
-      queries (of positive weight). Without ``groups`` it draws nothing: every
-      member gets all rows, where ``BaggingRegressor`` would draw rows.
-    - ``sample_weight`` reaches the members as weights, and the bootstrap
-      draws the queries of positive weight with equal probability.
-      ``BaggingRegressor`` instead draws rows with probability proportional
-      to the weights and fits its members on the draw counts (they never
-      see the weights), and warns with ``bootstrap=False``; here both
-      settings use the weights as the members do.
-    - ``fit(X, y, groups=None, sample_weight=None)``: the third positional
-      argument is ``groups``, where ``BaggingRegressor.fit``'s is
-      ``sample_weight``, so pass weights by keyword. There is no
-      ``**fit_params``: ``groups`` and ``sample_weight`` are all the members
-      can receive (and ``predict`` routes no ``**params`` to theirs).
-    - No ``max_samples``, ``max_features``, ``bootstrap_features``,
-      ``oob_score``, ``warm_start`` or ``verbose`` (the constructor raises
-      TypeError on one, ``set_params`` ValueError), and so no ``estimators_samples_``,
-      ``estimators_features_``, ``oob_score_`` or ``oob_prediction_``.
-      Instead of ``warm_start``: with an int ``random_state``, a fit with a
-      larger ``n_estimators`` gives the members of a smaller one, bit for
-      bit, followed by new ones (the seeds are drawn in order), but fits
-      them all again.
-    - ``n_jobs`` runs members on threads, not on joblib's default processes
-      (a joblib ``parallel_backend`` context overrides this); in both, the
-      result does not depend on ``n_jobs``.
-    - ``score`` is the mean NDCG@10 over queries, not R².
+    Members receive ``groups`` and, when given, ``sample_weight``; with
+    metadata routing on, what they request. With routing off a Pipeline
+    cannot take ``groups``: turn routing on to bag a Pipeline with query ids.
+    Unlike ``BaggingRegressor``, there is no ``max_samples``,
+    ``max_features``, ``bootstrap_features``, ``oob_score``, ``warm_start``
+    or ``verbose``; instead of ``warm_start``, with an int ``random_state`` a
+    larger ``n_estimators`` gives the members of a smaller one, followed by
+    new ones. ``score`` is the mean NDCG@10 over queries, not R².
 
     Examples
     --------

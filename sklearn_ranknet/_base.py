@@ -161,38 +161,20 @@ class BaseRanker(BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Feature vectors of (query, document) pairs. A dense ``X`` is
-            never copied: each minibatch gathers its own rows. float32 input
-            trains a float32 model (weights and products), as
-            ``MLPRegressor`` does; other dtypes are converted to float64.
-            CSR input is used as is when under 10 % of its entries are
-            stored; one with more is densified once for the fit when that
-            copy takes at most 256 MB (else a minibatch at a time), and one
-            that stores duplicate entries is first summed into a canonical
-            copy. A pandas DataFrame sets ``feature_names_in_``.
+            Feature vectors of (query, document) pairs, never copied when
+            dense. float32 input trains a float32 model; other dtypes are
+            converted to float64. See :ref:`performance` for CSR input.
         y : array-like of shape (n_samples,)
             Graded relevance of each row, finite and >= 0 (e.g. 0..4).
-            Rankers learn from documents of one query with different labels;
-            a fit that has none (every query one row, or its labels tied)
-            warns that it has nothing to learn.
         groups : array-like of shape (n_samples,), default=None
             Query id of each row, of any sortable type and in any order.
             ``None`` takes them from ``query_column`` when it is set, and
-            otherwise treats all rows as one query (and warns).
+            otherwise treats all rows as one query (and warns). See
+            :ref:`groups`.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weight of each row's query, the same on every row of a query
-            (an error otherwise), >= 0: a query's contribution to the
-            training objective, and to the early-stopping score, is scaled
-            by its weight (a weighted mean over queries), as in XGBoost's and
-            LightGBM's rankers. ``None`` weighs queries equally. Weights
-            are relative (divided by the largest; the ``alpha`` penalty
-            counts the queries with a positive weight, not their total
-            weight): a common factor that is a power of two changes no bit
-            of the model, any other only the rounding of the weights'
-            ratios, and so the model's last bits. A query of weight 0 is as
-            if left out of what follows the data (the input scaling's
-            statistics and the "auto" values); it only shares the
-            minibatches, and so the random draws, of the others.
+            Weight of each row's query, >= 0 and the same on every row of a
+            query: the objective is the weighted mean over queries. ``None``
+            weighs queries equally. See :ref:`query-weights`.
 
         Returns
         -------
@@ -217,17 +199,10 @@ class BaseRanker(BaseEstimator):
     def partial_fit(self, X, y, groups=None, sample_weight=None):
         """One pass over the given queries, for data that arrives in chunks.
 
-        Each call must hold whole queries. Early stopping does not apply;
-        ``max_iter`` is ignored. A call that raises (bad data, or weights
-        gone non-finite) leaves the model of the calls before it. With
-        ``ema_momentum="auto"`` (the default)
-        the model is the moving average of the weights over the steps of
-        every call so far (0.9975 per step), as in a ``fit`` without a
-        validation set; set ``ema_momentum=0`` for the last step's weights.
-        The optimizer's moments carry over from call to call; a
-        ``learning_rate_init``, ``momentum`` or ``solver`` changed by
-        ``set_params`` in between applies from the next call (a new solver
-        starts with fresh moments), so a step size can be decayed by hand.
+        Each call must hold whole queries. Early stopping does not apply and
+        ``max_iter`` is ignored; the optimizer's state carries over from call
+        to call. A call that raises leaves the model of the calls before it.
+        Read more in the :ref:`User Guide <continuing>`.
 
         Parameters
         ----------
@@ -235,17 +210,13 @@ class BaseRanker(BaseEstimator):
             Feature vectors of (query, document) pairs, as in :meth:`fit`.
             Later calls are converted to the precision of the first.
         y : array-like of shape (n_samples,)
-            Graded relevance of each row, finite and >= 0, as in :meth:`fit`.
+            Graded relevance of each row, finite and >= 0.
         groups : array-like of shape (n_samples,), default=None
             Query id of each row, as in :meth:`fit`; every query of the call
-            must be whole. ``None`` takes them from ``query_column`` when it
-            is set, and otherwise treats all rows as one query (and warns).
+            must be whole.
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, as in :meth:`fit`: they weigh this call's queries
-            against each other, not the call against the others (a factor
-            common to all of them changes nothing but rounding, as in
-            :meth:`fit` and ``MLPRegressor.partial_fit``). Every call moves
-            the model by steps of ``learning_rate_init``.
+            against each other, not the call against the others.
 
         Returns
         -------
@@ -280,8 +251,8 @@ class BaseRanker(BaseEstimator):
         ------
         ValueError
             If a score is not finite: rows far outside the training range
-            can overflow the network's arithmetic when the inputs are not
-            bounded (``feature_scaling="standard"``, ``"log1p"`` or ``None``).
+            can overflow when the inputs are not bounded
+            (``feature_scaling="standard"``, ``"log1p"`` or ``None``).
         """
         check_is_fitted(self, "coefs_")
         features = split_query_column(X, self.query_column)[0]
@@ -323,9 +294,8 @@ class BaseRanker(BaseEstimator):
         y : array-like of shape (n_samples,)
             Graded relevance labels.
         groups : array-like of shape (n_samples,), default=None
-            Query id of each row. Needed (here or in ``query_column``) for
-            more than one row: without query ids the score would be that of
-            one query made of all rows, so that is an error.
+            Query id of each row; needed (here or in ``query_column``) for
+            more than one row.
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, constant within each query: a weighted mean over
             queries.
@@ -334,14 +304,15 @@ class BaseRanker(BaseEstimator):
         -------
         score : float
             Mean NDCG@10 by query (gain 2**label - 1 unless the ranker's
-            ``gain`` says otherwise; tied scores averaged).
+            ``gain`` says otherwise; tied scores averaged). See
+            :ref:`metric_conventions`.
 
         Raises
         ------
         ValueError
             When more than one row arrives without query ids (no ``groups``
             and no ``query_column``), e.g. from ``cross_validate`` with
-            metadata routing off. The message names both fixes.
+            metadata routing off (see :ref:`routing`).
         """
         check_is_fitted(self, "coefs_")
         return score_by_query(self, X, y, groups, sample_weight, self)

@@ -11,227 +11,125 @@ from ._resolve import LAMBDARANK
 
 
 class LambdaRankRanker(BaseRanker):
-    """LambdaRank learning-to-rank model (Burges et al., 2006; Burges, 2010).
+    """LambdaRank learning-to-rank model.
 
-    Each pair of documents with different labels pushes the two scores apart
-    like RankNet, weighted by |delta NDCG@k| (or |delta AP@k|): how much the
-    metric would change if the two swapped places in the current ranking.
-    That puts the effort where the metric is decided, at the top of each
-    query. A Numba kernel turns the pairs into one lambda per document, so
-    the network's backward pass costs O(n_samples); with ``k`` set, only
-    pairs touching the current top k are visited, so a query of n documents
-    costs O(n k) time and O(n) memory.
+    Each pair of documents of a query with different labels pushes the two
+    scores apart, as in RankNet, weighted by how much NDCG@k (or AP@k) would
+    change if the two swapped places in the current ranking: the effort goes
+    where the metric is decided, at the top of each list (Burges et al.,
+    2006; Burges, 2010). The scoring function is linear or a multilayer
+    perceptron, with the parameters of ``MLPRegressor``; raw features need
+    no scaler.
+
+    Read more in the :ref:`User Guide <lambdas>`; :ref:`choosing` explains
+    the defaults and when to change them.
 
     Parameters
     ----------
     hidden_layer_sizes : array-like of int, int or "auto", default="auto"
         Sizes of the hidden layers; ``()`` means a linear scoring function.
-        "auto" is ``(128,)`` below 10,000 training rows (on Dask, of all
-        partitions) and ``(64,)`` from there and in ``partial_fit``, which
-        cannot know the data's size. On small data the wider network ranked
-        better in every look of the defaults study (+0.004 NDCG@10 on the
-        Yahoo LTR sample's training folds); on large data it gained 0.001
-        for twice the time per epoch (User Guide, "Choosing"). Below 10,000
-        rows whose features are min-max scaled within each query (as LETOR
-        4.0 ships them) it is ``(64,)``: see ``batch_size``.
-        ``warm_start`` and ``partial_fit`` keep the fitted width.
+        "auto" follows the size of the data (see :ref:`auto-values`); the
+        value used is ``hidden_layer_sizes_``. A continued fit keeps the
+        fitted network (see :ref:`continuing`).
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
         Activation of the hidden layers.
     solver : {"adam", "sgd"}, default="adam"
-        LambdaRank's gradients belong to no fixed objective, so L-BFGS does
-        not apply.
+        The optimizer of the minibatch steps. LambdaRank's gradients belong
+        to no fixed objective, so L-BFGS is not offered.
     alpha : float or "auto", default="auto"
-        L2 penalty on the weights (not the intercepts), weighed against the
-        *sum* of the training queries' costs as in ``Ridge``: the objective
-        is the mean query cost plus ``alpha / (2 * n_queries)`` times the
-        squared weights, so the penalty's pull fades as the training set
-        grows. ``n_queries`` counts the queries trained on (those with a
-        positive weight, whatever the weights' scale; without the
-        early-stopping hold-out; those of the call in ``partial_fit``).
-        "auto" is 5.0 below 10,000 training rows (on Dask, of all
-        partitions) and 15.0 from there and in ``partial_fit``: on
-        MSLR-shaped data of 50,000 and 124,000 rows the stronger penalty
-        ranked better by 0.004 and 0.005 NDCG@10, at 18,000 and 360,000
-        rows within 0.002 (User Guide, "Choosing").
+        Strength of the L2 penalty on the weights (not the intercepts),
+        weighed against the *sum* of the training queries' costs as in
+        ``Ridge``, so its pull fades as the data grows. "auto" follows the
+        size of the data (see :ref:`auto-values`); the value used is
+        ``alpha_``.
     batch_size : int or "auto", default="auto"
-        Number of whole *queries* per minibatch (at most n_queries). "auto"
-        is 16, chosen by cross-validation: as good as 32 on small data, and
-        on large data it converges in fewer epochs. Below 10,000 training
-        rows whose features are min-max scaled within each query (every
-        feature running from 0 to 1 inside each query, as LETOR 4.0's
-        MQ2007 and MQ2008 ship them; checked on a sample of the queries,
-        0/1 flag features left out),
-        "auto" takes RankNet's settings instead: 32 queries,
-        ``hidden_layer_sizes=(64,)`` and ``learning_rate_init=3e-3``. On the
-        Yahoo LTR sample's training folds so scaled they ranked better by
-        0.006 NDCG@10 (with ``input_noise``'s 3.0 there) in about half the
-        fit time, where on the raw folds they lost 0.003 (User Guide,
-        "Choosing").
+        Number of whole *queries* per minibatch (all of them when fewer).
+        "auto" is 16, or 32 on small data scaled within each query (see
+        :ref:`auto-values`); the value used is ``batch_size_``.
     learning_rate_init : float or "auto", default="auto"
-        Step size of Adam or SGD. "auto" is 3e-3 below 100 training queries
-        (on Dask, of all partitions) and 1e-3 from there and in a first
-        ``partial_fit`` (after a ``fit``, ``partial_fit`` goes on with the
-        step the fit resolved): with a handful of minibatches per epoch the smaller
-        step ran hundreds of epochs into ``max_iter`` (and its warning) on
-        10-80 queries, where the larger one ranked as well or better
-        (User Guide, "Choosing"). 3e-3 on small data scaled within each
-        query: see ``batch_size``.
+        Step size of Adam or SGD. "auto" takes a larger step on few queries
+        (see :ref:`auto-values`); the value used is ``learning_rate_init_``.
     max_iter : int, default=300
-        Maximum epochs (passes over all queries).
+        Maximum number of epochs (passes over all training queries).
     tol : float, default=3e-3
-        Minimum improvement of ``loss_curve_`` that resets the patience
-        counter: without early stopping, training ends when the training
-        objective improves by less than ``tol`` for ``n_iter_no_change``
-        epochs (the default, chosen by cross-validation, stops before the
-        network overfits small data). With early stopping, any rise of the
-        validation NDCG@10 resets it.
+        Without early stopping, training stops when the training objective
+        has improved by less than ``tol`` for ``n_iter_no_change`` epochs.
+        With early stopping, when the validation NDCG@10 has not risen for
+        that many. See :ref:`stopping`.
     n_iter_no_change : int or "auto", default="auto"
-        Epochs without improvement (see ``tol``) before training stops.
-        "auto" waits 5 epochs below 100,000 training rows and 3 from there:
-        an epoch over large data is many steps judged on many validation
-        queries, so the shorter wait lost nothing in the defaults study and
-        saved 4-34 % of the fit, while on small data it stopped on
-        validation noise. ``MLPRegressor`` waits 10; 5 ranked the same.
+        Number of epochs without improvement (see ``tol``) before training
+        stops. "auto" follows the size of the data (see
+        :ref:`auto-values`); the value used is ``n_iter_no_change_``.
     early_stopping : bool or "auto", default="auto"
-        Hold out ``validation_fraction`` of the *queries*, monitor their
-        NDCG@10 after every epoch, stop when it stops improving and keep the
-        best weights. "auto" turns it on when the training data has at least
-        10,000 rows and enough queries to hold out two
-        (``HistGradientBoostingRegressor``'s threshold, which it applies
-        above 10,000 rows). Not with
-        ``partial_fit``, nor with L-BFGS (True is then an error).
+        Hold out ``validation_fraction`` of the *queries*, stop when their
+        NDCG@10 stops rising and keep the best weights. "auto" turns it on
+        from 10,000 training rows (see :ref:`auto-values`); the value used is
+        ``early_stopping_``. Never in ``partial_fit``.
     validation_fraction : float, default=0.1
-        Fraction of the queries held out for early stopping (of those with a
-        positive ``sample_weight``: a query of weight 0 always trains).
+        Fraction of the queries of positive weight held out for early
+        stopping.
     momentum : float, default=0.9
         Nesterov momentum of the "sgd" solver.
     random_state : int, RandomState instance or None, default=None
-        Seeds weight initialization, query shuffling and the validation split.
-        A ``warm_start`` fit goes on with the random stream of the fits
-        before it, or starts a new one from a ``random_state`` changed since
-        (by ``set_params``).
+        Seeds every random draw of a fit: the initial weights, the minibatch
+        order, the validation split, dropout and input noise. Pass an int
+        for reproducible results.
     warm_start : bool, default=False
-        Continue from the previous solution on the next ``fit``.
+        Continue from the previous solution on the next ``fit``. See
+        :ref:`continuing`.
     verbose : bool, default=False
         Print the epoch, loss, validation score and time.
     sigma : float, default=1.0
         Steepness of the pair sigmoid.
     n_jobs : int, default=None
-        Threads of one fit: the lambda kernels and the network's row blocks
-        run on a pool of this many threads (no OpenMP: safe after ``fork``
-        and from several Python threads). ``None`` means 1, as in
-        scikit-learn; then the matrix products still use BLAS's own threads.
-        ``-1`` means every core; BLAS then runs on one thread during the fit,
-        because its idle workers spin and take the pool's cores. A fit uses
-        more than one thread only where a typical minibatch gives them work
-        (several row blocks, or a long lambda pass); otherwise it runs as
-        with ``None``. More threads pay off for long queries, small networks
-        and large fits.
+        Threads of one fit, for the lambda kernels and the network's row
+        blocks. ``None`` means 1 (the matrix products keep BLAS's own
+        threads); ``-1`` means every core. See :ref:`performance`.
     feature_scaling : {"piecewise", "standard", "log1p"} or None, default="piecewise"
-        Input scaling fitted on the training rows, so that raw features need
-        no scaler:
-
-        - "piecewise" encodes each feature into one input per quantile bin
-          (8 bins, 4 from 50,000 training rows; a piecewise-linear
-          encoding, see ``bin_edges_``): the
-          network starts with the thresholds a tree would split at, and
-          values beyond the training range score as its ends. The inputs
-          are then standardized. More inputs make each epoch slower (about
-          3x on the Yahoo LTR sample).
-        - "standard" standardizes each feature;
-        - "log1p" maps each value x to sign(x) * log1p(|x|), then
-          standardizes;
-        - None uses X as given.
-
-        The standardization is folded into the first layer, so CSR input
-        stays sparse. Statistics and bin edges come from the first ``fit``
-        or ``partial_fit`` and are kept by later ``partial_fit`` calls and
-        ``warm_start`` fits; a ``fit`` without ``warm_start`` computes them
-        anew.
+        Input scaling fitted on the training rows. "piecewise" encodes each
+        feature into one input per quantile bin (``bin_edges_``), then
+        standardizes; "standard" standardizes; "log1p" maps x to
+        sign(x) * log1p(|x|), then standardizes; None uses X as given. See
+        :ref:`feature-scaling`.
     dropout : float in [0, 1), default=0.0
         Probability of dropping each hidden unit during training (inverted
-        dropout: ``predict`` is deterministic and uses every unit). A linear
-        model (``hidden_layer_sizes=()``) has no hidden unit, so it has no
-        effect there, as ``momentum`` has none under ``solver="adam"``.
+        dropout: ``predict`` uses every unit). No effect on a linear model.
     input_noise : "auto" or float >= 0, default="auto"
         Standard deviation of Gaussian noise added to the standardized
-        inputs during training only. Sparse minibatches are made dense when
-        it is positive. "auto" adds noise where the features are redundant
-        (many of them order the rows alike, as real learning-to-rank
-        features do): up to 2.0 (3.0 where the features are min-max scaled
-        within each query, as LETOR 4.0 ships them), by the mean squared
-        rank correlation between features on at most 2,000 training rows,
-        for a ``fit`` below 10,000 rows with a stochastic solver; 0
-        otherwise (and in ``partial_fit``). On the Yahoo LTR sample's
-        training folds it raised NDCG@10 by about 0.005; on synthetic data
-        of independent features it adds none. The level used is
-        ``input_noise_``.
+        inputs during training. "auto" adds noise on small data whose
+        features are redundant, and none otherwise (see :ref:`auto-values`);
+        the value used is ``input_noise_``.
     ema_momentum : "auto" or float in [0, 1), default="auto"
-        Keep an exponential moving average of the weights over the
-        optimizer's steps (Polyak averaging, Keras's ``ema_momentum``) and
-        fit the average: the validation score, ``loss_curve_`` and the
-        fitted ``coefs_`` are the average's. It spans about
-        ``1 / (1 - ema_momentum)`` minibatch steps and smooths their noise,
-        a cheap relative of averaging several models. "auto" is 0.9975 when
-        the fit holds out no validation set (``early_stopping`` off, as it
-        is below 10,000 rows under "auto", and ``partial_fit``) and 0 when
-        it does: on the Yahoo LTR sample's training folds the average gained
-        0.005-0.016 NDCG@10, on synthetic data it lost up to 0.004, and with
-        early stopping, which already keeps the best epoch, it ran more
-        epochs (User Guide, "Choosing"). 0 keeps the last step's weights.
-        Only with "adam" or "sgd"; ``partial_fit`` carries the average on.
+        Momentum of an exponential moving average of the weights over the
+        optimizer's steps (Polyak averaging): the fitted model is the
+        average, and 0 keeps the last step's weights. "auto" averages when
+        no validation set is held out (see :ref:`auto-values`); the value
+        used is ``ema_momentum_``.
     query_column : str, int or None, default=None
-        Where the query ids travel inside ``X``: a DataFrame column name, or
-        a column position (for arrays, sparse matrices and DataFrames).
-        ``fit``, ``partial_fit``, ``predict`` and ``score`` then read each
-        row's query id from that column and drop it from the features
-        (``n_features_in_`` does not count it), and this package's scorers
-        find the ids there when no ``groups`` reach them. So
-        ``cross_validate``, ``GridSearchCV``, ``learning_curve`` and
-        :func:`~sklearn_ranknet.inspection.permutation_importance` work with
-        metadata routing off. ``groups=`` may still be passed; it must then
-        put the rows in the same queries as the column does (equal ids, or
-        ids the column maps one to one, as a scaler in front of the ranker
-        transforms it). Removing the column copies ``X`` once per call.
+        A column of ``X`` that holds the query ids (a DataFrame column name
+        or a position): ``fit``, ``partial_fit``, ``predict`` and ``score``
+        read the ids from it and drop it, so scikit-learn's tools work with
+        metadata routing off. See :ref:`routing_off`.
     metric : {"ndcg", "map"}, default="ndcg"
-        Weight pairs by |delta NDCG@k| or by |delta AP@k| (relevant means
+        Weight pairs by the change of NDCG@k or of AP@k (relevant means
         label > 0).
     k : int or None, default=None
         Truncation: only pairs with a document in the current top k, and
-        NDCG@k / AP@k in the weights (as LightGBM's
-        ``lambdarank_truncation_level``). ``None`` uses every pair:
-        O(n**2) for a query of n documents against O(n * k) with ``k``,
-        which matters for queries of many thousands of documents (a
-        warning says so past 10**9 pairs in one query).
+        NDCG@k / AP@k in the weights, so a query of n documents costs
+        O(n * k) instead of O(n**2). ``None`` uses every pair.
     gain : {"exponential", "linear"}, default="exponential"
-        NDCG gain ``2**label - 1`` or ``label``; also used by ``score``.
+        NDCG gain ``2**label - 1`` or ``label``: in the pair weights, early
+        stopping and ``score``.
     pair_weighting : {"lambdarank", "ndcg_loss2", "ndcg_loss2++"}, default="lambdarank"
-        What multiplies each pair's RankNet gradient and cost. With G the
-        gains over the ideal DCG@k, r the current ranks, D(r) = log2(1 + r)
-        and delta = 1/D(|r_i - r_j|) - 1/D(|r_i - r_j| + 1):
-
-        - "lambdarank": |delta NDCG@k| (or |delta AP@k|) of swapping the two.
-        - "ndcg_loss2": delta * |G_i - G_j|, LambdaLoss's bound on NDCG.
-        - "ndcg_loss2++": 10 * delta * |G_i - G_j| + |delta NDCG@k| (mu = 10).
-
-        "ndcg_loss2" and "ndcg_loss2++" are from Wang et al., "The LambdaLoss
-        Framework for Ranking Metric Optimization", CIKM 2018 (mu as in
-        allRank) and need ``metric="ndcg"``. With ``k`` they visit the same
-        pairs as "lambdarank" (delta is not cut at k) and rank every
-        document of a query: an O(n log n) sort besides the O(n k) pairs.
+        What multiplies each pair's RankNet gradient: LambdaRank's |delta
+        NDCG@k| (or |delta AP@k|), or the NDCG-Loss2 or NDCG-Loss2++ weights
+        of LambdaLoss (Wang et al., CIKM 2018), which need
+        ``metric="ndcg"``. See :ref:`lambdas`.
     normalize_lambdas : bool or "auto", default="auto"
-        Scale each query's lambdas, at every step, by ``log2(1 + G) / G``,
-        where G is their summed magnitude under the current scores, as
-        LightGBM's ``lambdarank_norm`` does (on by default there): a query
-        with many mis-ordered pairs is damped, one nearly ranked right is
-        boosted, up to 1 / ln 2 = 1.44 times. "auto" turns it on for a
-        ``fit`` below 10,000 training rows, and off from there, in
-        ``partial_fit`` and on Dask: on the Yahoo LTR sample's training
-        folds it raised NDCG@10 by 0.004, it gained on ten of eleven small
-        data sets of the defaults study (and lost 0.001 on the eleventh),
-        and on MSLR-shaped data of 18,000 rows and more it moved NDCG@10 by
-        -0.001 on average, within early stopping's spread (User Guide,
-        "Choosing"). The value used is ``normalize_lambdas_``.
+        Scale each query's lambdas at every step by ``log2(1 + G) / G``,
+        where G is their summed magnitude, as LightGBM's
+        ``lambdarank_norm`` does. "auto" turns it on for small data (see
+        :ref:`auto-values`); the value used is ``normalize_lambdas_``.
 
     Attributes
     ----------
@@ -240,72 +138,73 @@ class LambdaRankRanker(BaseRanker):
     intercepts_ : list of ndarray
         Bias vectors; ``intercepts_[i]`` has shape (fan_out,).
     loss_curve_ : list of float
-        Metric-weighted pair cross-entropy per query plus the L2 term after
-        each epoch, with that epoch's final weights, on a fixed sample of
-        whole training queries of positive ``sample_weight``: all of them
-        when they hold at most a million pairs and 10,000 rows, a random
-        subset within those budgets otherwise. Only a guide: the weights
-        change with the ranking.
+        Training objective (metric-weighted pair cross-entropy plus the L2
+        term) after each epoch, on a fixed sample of the training queries.
+        Only a guide: the weights change with the ranking.
     loss_ : float
-        The training objective after the last epoch, the last entry of
-        ``loss_curve_`` (L-BFGS: at the solution it returned).
+        The last entry of ``loss_curve_``.
     validation_scores_ : list of float or None
         Validation NDCG@10 after each epoch, with early stopping.
     best_validation_score_ : float or None
         Best validation NDCG@10, with early stopping.
-    input_noise_ : float
-        The ``input_noise`` of the last ``fit`` or ``partial_fit``, with
-        "auto" resolved.
-    normalize_lambdas_ : bool
-        The ``normalize_lambdas`` of the last ``fit`` or ``partial_fit``,
-        with "auto" resolved.
     n_iter_ : int
-        Epochs run by the last ``fit``, as in MLPRegressor: a
-        ``warm_start`` fit counts its own; each ``partial_fit`` adds one.
+        Number of epochs run by the last ``fit``; each ``partial_fit`` adds
+        one.
     t_ : int
-        Number of training rows the stochastic solver's minibatches have
-        held, summed over epochs; a ``warm_start`` fit and each
-        ``partial_fit`` add to it.
+        Number of training rows the minibatches have held, summed over
+        epochs; a ``warm_start`` fit and each ``partial_fit`` add to it.
     best_loss_ : float
-        Lowest training objective of an epoch since the last ``fit`` began
-        (``partial_fit`` calls keep lowering it): the stopping rule's
-        reference without early stopping. ``inf`` with early stopping.
+        Lowest training objective of an epoch since the last ``fit`` began,
+        the stopping rule's reference; ``inf`` with early stopping.
+    hidden_layer_sizes_ : tuple of int
+        The ``hidden_layer_sizes`` used, with "auto" resolved.
+    alpha_ : float
+        The ``alpha`` used, with "auto" resolved.
+    batch_size_ : int
+        The ``batch_size`` used, with "auto" resolved.
+    learning_rate_init_ : float
+        The ``learning_rate_init`` used, with "auto" resolved.
+    n_iter_no_change_ : int
+        The ``n_iter_no_change`` used, with "auto" resolved.
+    early_stopping_ : bool
+        The ``early_stopping`` used, with "auto" resolved: whether the fit
+        held out queries.
+    input_noise_ : float
+        The ``input_noise`` used, with "auto" resolved.
+    ema_momentum_ : float
+        The ``ema_momentum`` used, with "auto" resolved.
+    normalize_lambdas_ : bool
+        The ``normalize_lambdas`` used, with "auto" resolved.
     n_features_in_ : int
         Number of features seen during ``fit`` (without the
         ``query_column``).
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
-        Only when X was a DataFrame with string column names.
+        Names of features seen during ``fit``. Defined only when X has
+        feature names that are all strings.
     feature_mean_ : ndarray of shape (n_inputs,) or None
-        Mean of each input of the network over the training rows: each
-        feature (log-transformed with ``feature_scaling="log1p"``), or with
-        "piecewise" each feature's bin inputs, feature by feature
-        (``n_inputs`` bins in all; over the rows that placed the bin edges);
-        None without ``feature_scaling``.
+        Mean of each input of the network (a feature, or a bin of one) over
+        the training rows; None without ``feature_scaling``.
     feature_scale_ : ndarray of shape (n_inputs,) or None
-        Its standard deviation (1 for a constant input). ``coefs_[0]``
+        Standard deviation of each input (1 for a constant one); ``coefs_[0]``
         applies to the standardized inputs.
     bin_edges_ : ndarray of ndarray of shape (n_features_in_,) or None
         With ``feature_scaling="piecewise"``, the distinct bin edges of each
-        feature: its quantiles 0, 1/8, ..., 1 over the training rows
-        (0, 1/4, ..., 1 from 50,000 rows; at most 200,000 rows read, evenly
-        spaced). A feature with m + 1 edges has m
-        inputs; one with a single value has one input, always 0. None
-        otherwise.
+        feature (quantiles of the training rows); a feature with m + 1 edges
+        has m inputs. None otherwise.
+
+    See Also
+    --------
+    RankNetRanker : Pairwise cross-entropy, every misordered pair alike.
+    ListNetRanker : Listwise softmax cross-entropy, linear in query length.
+    BaggingRanker : The average of several fits of a ranker.
 
     Notes
     -----
-    The defaults were chosen by cross-validation on training data only: the
-    Yahoo LTR sample's training split (5 folds by query) and three
-    ``make_ranking`` problems of 150 to 600 queries and two noise levels,
-    never on a test split (``benchmarks/tune_defaults.py``, results in
-    ``benchmarks/results/tune_defaults.md``). Raw features need no scaler:
-    ``feature_scaling="piecewise"`` encodes and standardizes them inside the
-    ranker. A
-    default fit stops by itself, either when the training objective stops
-    improving by ``tol`` (small data) or, from 10,000 rows, when the NDCG@10
-    of held-out queries stops improving; it warns only when ``max_iter``
-    cuts it short (on a few dozen queries or fewer, where an epoch is one or
-    two steps).
+    A Numba kernel turns the pairs of each query into one lambda per
+    document, so the network's backward pass runs once per document, not
+    once per pair. A default fit stops by itself (on the training objective
+    below 10,000 rows, on held-out queries from there) and warns only when
+    ``max_iter`` cuts it short.
 
     Examples
     --------

@@ -7,43 +7,29 @@ _CLIENT_DOC = """\
 client : distributed.Client or None, default=None
     The Dask client to train with; ``None`` uses
     ``distributed.default_client()`` at fit time (``client_`` tells which).
-    It is never pickled nor deep-copied (a copy gets ``None`` and uses the
-    default client); ``clone`` shares it. A closed client is a ``ValueError``
-    in ``fit`` and ``score``.
+    It is never pickled nor deep-copied (a copy gets ``None``); ``clone``
+    shares it.
 partitioned_by_query : bool, default=False
-    Whether every partition of the data already holds whole queries (e.g.
-    data written partitioned by query id). Then ``fit`` and ``score`` skip
-    the shuffle that co-locates each query's rows; the promise is checked
-    cheaply (each partition's query ids, gathered on the client) and a query
-    found in two partitions is a ``ValueError``."""
+    Whether every partition of the data already holds whole queries: then
+    ``fit`` and ``score`` skip the shuffle that co-locates each query's
+    rows, and a query found in two partitions is a ``ValueError``. See
+    :ref:`dask_colocation`."""
 
 _NOTES = """\
-Training is data-parallel local SGD with parameter averaging (see the
-module :mod:`sklearn_ranknet.dask` and the user guide): one round per
+Training is data-parallel local SGD with parameter averaging: one round per
 epoch, in which every partition runs an epoch of minibatch steps over its
-own queries, from the averaged parameters, with its own optimizer state;
-the client averages the parameters weighted by each partition's query
-weight. With P partitions an epoch takes about ``1 / P`` as many sequential
-steps as in memory, and averaging P models that each took a step behaves
-roughly like one step on a minibatch P times larger: the effective batch is
-about ``P * batch_size`` queries. Expect more epochs than in memory for the
-same ``learning_rate_init``; a larger step (about sqrt(P) times for Adam, P
-times for SGD) or a smaller ``batch_size`` makes up for it. Early stopping
-holds out whole queries and counts rounds, as in memory. The parameters
-are not averaged over steps: ``ema_momentum="auto"`` means 0 here, and any
-other value but 0 is an error. ``input_noise="auto"`` means 0 here too (it
-is measured on small data held in memory); a number adds that noise. The
-"auto" values for small data scaled within each query do not apply either
-(the rows are not read on the client): ``batch_size="auto"`` is
-LambdaRank's 16. LambdaRank's ``normalize_lambdas="auto"`` is off here (it
-is for small data); True normalizes each query's lambdas in every partition.
+own queries from the averaged parameters, and the client averages them,
+weighted by each partition's query weight. With P partitions the effective
+batch is about ``P * batch_size`` queries: expect more epochs than in
+memory, or raise ``learning_rate_init``. The "auto" rules that read the
+rows are off (``input_noise``, ``normalize_lambdas`` and the values for data
+scaled within each query), and the weights are not averaged over steps
+(``ema_momentum`` must be "auto", which means 0 here, or 0). The input
+scaling is fitted on the whole data, the validation queries are those the
+in-memory ranker draws, and a fit is reproducible for a given
+``random_state`` and partitioning.
 
-The input scaling statistics are those of the whole data (per-partition
-moments merged on the client; for the default piecewise encoding, those of
-the partitions' pooled sample of at most 200,000 rows, as in memory), and the validation queries are those the
-in-memory ranker draws for the same ``random_state``. A fit is reproducible
-for a given ``random_state`` and partitioning (the number of partitions and
-where they cut): rows are put back in input order after the shuffle."""
+Read more in the :ref:`User Guide <dask>`."""
 
 _EXAMPLE = """\
 >>> import numpy as np
