@@ -25,8 +25,9 @@ SAMPLE_ROWS = 5_000
 SAMPLE_VALUES = 2**22
 #: Share of the (query, feature) cells that vary inside their query which
 #: must run from 0 to 1: a few rows of another form do not hide the rest,
-#: and unscaled features reach it only by accident (the Yahoo sample's raw
-#: features, already scaled to [0, 1] over the whole collection: 3 %).
+#: and unscaled features reach it only by accident (features scaled to
+#: [0, 1] over the whole collection, as the Yahoo sample's are, come far
+#: below it).
 SCALED_SHARE = 0.99
 #: How far from 0 and 1 a minimum and a maximum may sit (LETOR files print
 #: six decimals; float32 holds them to about 1e-7).
