@@ -8,4 +8,4 @@ collect_ignore = []
 if any(importlib.util.find_spec(name) is None for name in ("skl2onnx", "onnxruntime")):
     collect_ignore.append("sklearn_ranknet/onnx.py")
 if any(importlib.util.find_spec(name) is None for name in ("dask", "distributed", "pandas")):
-    collect_ignore.append("sklearn_ranknet/dask.py")
+    collect_ignore.append("sklearn_ranknet/dask")
