@@ -10,7 +10,9 @@
 - ``inputs``:    default fits on the CSR ``load_letor`` returns against the same rows dense,
                  and where CSR stops being worth keeping sparse
 - ``dask``:      fits on a 2-worker LocalCluster against in memory: wall time, shuffle share,
-                 quality, the two training designs
+                 quality, a fixed budget of epochs
+- ``selection``: where users start: default fits on modest data, a grid search and a bag,
+                 against LightGBM, and a new user's first process
 
 Each suite writes NAME.json, NAME.md and NAME.png into the output folder (default
 ``benchmarks/results``, or ``benchmarks/results/quick`` with ``--quick``) through the
@@ -27,7 +29,7 @@ import sys
 
 from ._harness import ROOT, Harness
 
-SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "inputs", "dask")
+SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "inputs", "dask", "selection")
 
 
 def main(argv=None):

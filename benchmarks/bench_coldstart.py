@@ -50,7 +50,7 @@ def first_use():
 
 
 def _source_stamp():
-    return max(path.stat().st_mtime for path in (ROOT / "sklearn_ranknet").glob("*.py"))
+    return max(path.stat().st_mtime for path in (ROOT / "sklearn_ranknet").rglob("*.py"))
 
 
 def run(h):
