@@ -102,8 +102,6 @@ def edge_sample(n_rows, rows=None, limit=None):
     limit = EDGE_SAMPLE_ROWS if limit is None else limit
     sample = np.arange(0, n_rows, max(1, -(-n_rows // limit)))
     return sample if rows is None else np.asarray(rows)[sample]
-#: Fitted attributes that describe the input scaling, unset together.
-INPUT_SCALING_ATTRIBUTES = ("_input_scaling", "feature_mean_", "feature_scale_", "bin_edges_")
 #: Values (rows x features) read at a time when fitting the statistics or
 #: predicting: bounds the temporary copies (~1 MB in float64).
 BLOCK_VALUES = 2**17
@@ -287,19 +285,6 @@ class InputScaling:
             coef_grads[0] /= self.scale[:, None]
             coef_grads[0] -= np.outer(self.mean / self.scale, intercept_grads[0])
         return coef_grads, intercept_grads
-
-
-def set_input_scaling_attributes(ranker):
-    """The public attributes describing ``ranker._input_scaling``."""
-    scaling = ranker._input_scaling
-    ranker.feature_mean_ = None if scaling is None else scaling.mean
-    ranker.feature_scale_ = None if scaling is None else scaling.scale
-    encoding = None if scaling is None else scaling.encoding
-    if encoding is None:
-        ranker.bin_edges_ = None
-    else:  # as KBinsDiscretizer's: an array of arrays
-        ranker.bin_edges_ = np.empty(len(encoding.edges), dtype=object)
-        ranker.bin_edges_[:] = encoding.edges
 
 
 def _has_kernel_dtype(X):
