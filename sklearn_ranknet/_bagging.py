@@ -35,6 +35,8 @@ from sklearn.utils.validation import (
 )
 
 from ._base import BaseRanker, score_by_query
+from ._jit import single_threaded_blas
+from ._stack import can_stack, fit_together
 from ._groups import group_rows, query_of_row, query_weights
 from ._lambdarank import LambdaRankRanker
 from ._query_column import (
@@ -260,11 +262,13 @@ class BaggingRanker(BaseEstimator):
         # int(): validate_params takes n_estimators=True (a bool is an
         # Integral) as the rankers take max_iter=True, but randint refuses it.
         seeds = rng.randint(_MAX_SEED, size=int(self.n_estimators))
-        shared = _protected_rows(X, template)
-        members = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_fit_member)(template, seed, shared, y, fit_params, query_groups, drawable)
-            for seed in seeds
-        )
+        members = _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawable)
+        if members is None:
+            shared = _protected_rows(X, template)
+            members = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(_fit_member)(template, seed, shared, y, fit_params, query_groups, drawable)
+                for seed in seeds
+            )
         self.estimator_ = template
         self.estimators_ = members
         return self
@@ -389,6 +393,40 @@ class BaggingRanker(BaseEstimator):
         tags.target_tags.required = True
         tags.target_tags.positive_only = True
         return tags
+
+
+def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawable):
+    """The members trained as networks of one pass (``_stack.py``), or None
+    when they cannot be: members that are not this package's rankers, or
+    whose fits do not stack (L-BFGS, standardized CSR that stays sparse).
+
+    Each member is the clone ``_fit_member`` would fit, seeded the same way;
+    a bootstrap sample becomes the multiplicity of each query instead of a
+    copy of its rows. The members share the minibatch order, the noise
+    draws and the input scaling (fitted on all rows), so they differ from
+    members fitted one by one in those draws (User Guide, "Bagging")."""
+    if not isinstance(template, BaseRanker) or template.solver == "lbfgs" or set(fit_params) - {"groups", "sample_weight"}:
+        return None
+    members, runs, counts = [], [], []
+    for seed in seeds:
+        rng = np.random.RandomState(seed)
+        member = clone(template)
+        _set_random_states(member, rng)
+        multiplicity = None
+        if query_groups is not None:
+            drawn = drawable[rng.randint(len(drawable), size=len(drawable))]
+            multiplicity = np.bincount(drawn, minlength=query_groups.n_queries)
+        run = member._plan_new_fit(X, y, fit_params.get("groups"), fit_params.get("sample_weight"))
+        members.append(member)
+        runs.append(run)
+        counts.append(multiplicity)
+    if not can_stack(runs):
+        return None
+    with single_threaded_blas(runs[0].state.n_threads):
+        fit_together(runs, counts)
+    for member, run in zip(members, runs):
+        member._publish(run.model, run.history, run.options.resolved)
+    return members
 
 
 def _fit_member(template, seed, X, y, fit_params, query_groups, drawable):

@@ -404,18 +404,41 @@ class BaseRanker(BaseEstimator):
         return X, y
 
     def _fit(self, X, y, groups, sample_weight, incremental):
+        run = self._plan_fit(X, y, groups, sample_weight, incremental)
+        with single_threaded_blas(run.state.n_threads):
+            if self.solver == "lbfgs" and not incremental:
+                run.model = _training.fit_lbfgs(run.model, run.state, run.data, run.options, run.history)
+            else:
+                _training.fit_stochastic(run.model, run.state, run.data, run.options, run.history, incremental)
+        self._publish(run.model, run.history, run.options.resolved)
+        return self
+
+    def _plan_new_fit(self, X, y, groups=None, sample_weight=None):
+        """What ``fit`` would hand the training loop, for a new model (a
+        clone's first fit): :meth:`_plan_fit` after ``fit``'s own steps."""
+        self._validate_params()
+        self._reset()
+        X, groups = features_and_groups(X, groups, self.query_column)
+        return self._plan_fit(X, y, groups, sample_weight)
+
+    def _plan_fit(self, X, y, groups, sample_weight, incremental=False):
+        """Everything a fit hands the training loop (a ``_training.Run``):
+        the data validated and arranged, the "auto" values resolved, the
+        model (new, or the fitted one it continues), its state and the
+        curves it extends. BaggingRanker and the CV rankers plan several
+        fits this way and train them together (``_stack.py``)."""
         method = "partial_fit" if incremental else "fit"
         first_call = not hasattr(self, "_model")
         X, y = self._validate_training_data(X, y, first_call, method)
-        warn_if_no_groups(groups, len(y), method, stacklevel=4)  # the caller of fit or partial_fit
+        warn_if_no_groups(groups, len(y), method, stacklevel=5)  # the caller of fit or partial_fit
         arranged = TrainingSet.from_input(X, y, groups, None, sample_weight)
         resolved = self._resolve(DataShape.of(arranged), incremental)
         data = arranged.with_objective(self._objective_factory(resolved))
         warn_if_nothing_to_learn(
-            query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=4,
+            query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=5,
             query_column=self.query_column,
         )
-        warn_if_pairs_swamp(self, data, stacklevel=4)
+        warn_if_pairs_swamp(self, data, stacklevel=5)
         self._check_solver_options(incremental)
         if not first_call:
             self._check_same_network()
@@ -429,14 +452,7 @@ class BaseRanker(BaseEstimator):
             else 1
         )
         state.dropout, state.input_noise = self.dropout, resolved.input_noise
-        history = self._history()
-        with single_threaded_blas(state.n_threads):
-            if self.solver == "lbfgs" and not incremental:
-                model = _training.fit_lbfgs(model, state, data, options, history)
-            else:
-                _training.fit_stochastic(model, state, data, options, history, incremental)
-        self._publish(model, history, resolved)
-        return self
+        return _training.Run(model, state, data, options, self._history())
 
     def _new_model(self, data, resolved):
         """A network of the resolved width on the input scaling of

@@ -189,23 +189,33 @@ class TrainingSet:
 
 def _loss_sample(data, random_state, make_objective):
     """Whole queries of positive weight within the loss budgets: all of them
-    when they fit. A query of weight 0 adds nothing to the weighted mean:
-    in the sample it would only take budget from the others, and a sample
-    of such queries alone would make the mean 0 / 0 (a NaN loss, on which
-    the ``tol`` rule stops after its patience)."""
-    data = data.weighted
-    pairs = data.query_work()
-    sizes = np.diff(data.offsets)
+    when they fit (see :func:`_loss_sample_queries`)."""
+    queries = _loss_sample_queries(data, random_state)
+    if len(queries) == data.weighted.n_queries:
+        return data.weighted
+    return data.subset(queries, make_objective)
+
+
+def _loss_sample_queries(data, random_state):
+    """Positions of the queries of ``data`` in its loss sample: those of
+    positive weight within the loss budgets, all of them when they fit. A
+    query of weight 0 adds nothing to the weighted mean: in the sample it
+    would only take budget from the others, and a sample of such queries
+    alone would make the mean 0 / 0 (a NaN loss, on which the ``tol`` rule
+    stops after its patience)."""
+    candidates = weighted_queries(data)
+    pairs = data.query_work()[candidates]
+    sizes = np.diff(data.offsets)[candidates]
     if pairs.sum() <= LOSS_SAMPLE_PAIRS and sizes.sum() <= LOSS_SAMPLE_ROWS:
-        return data
-    shuffled = random_state.permutation(data.n_queries)
+        return candidates
+    shuffled = random_state.permutation(len(candidates))
     fits = (np.cumsum(pairs[shuffled]) <= LOSS_SAMPLE_PAIRS) & (
         np.cumsum(sizes[shuffled]) <= LOSS_SAMPLE_ROWS
     )
     # Not all fit (the sums were over a budget above): the queries before
     # the first that does not, or that one alone.
     n_taken = max(int(np.argmin(fits)), 1)
-    return data.subset(np.sort(shuffled[:n_taken]), make_objective)
+    return candidates[np.sort(shuffled[:n_taken])]
 
 
 def _scores(model, data, n_threads):
@@ -253,9 +263,17 @@ def weighted_queries(data):
 
 
 def split_validation(data, fraction, random_state, make_objective):
-    """A training and a validation set of whole queries: ``fraction`` of the
-    weighted queries held out (a query of weight 0 would score nothing
-    there, so those all train, where they count for nothing too)."""
+    """A training and a validation set of whole queries (see
+    :func:`split_queries`)."""
+    kept, held_out = split_queries(data, fraction, random_state)
+    return data.subset(kept, make_objective), data.subset(held_out, make_objective)
+
+
+def split_queries(data, fraction, random_state):
+    """Positions of the queries that train and of those held out:
+    ``fraction`` of the weighted queries held out (a query of weight 0
+    would score nothing there, so those all train, where they count for
+    nothing too)."""
     candidates = weighted_queries(data)
     n_candidates = len(candidates)
     n_val = int(np.ceil(fraction * n_candidates))
@@ -268,7 +286,7 @@ def split_validation(data, fraction, random_state, make_objective):
         )
     held_out = np.sort(random_state.permutation(candidates)[:n_val])
     kept = np.setdiff1d(np.arange(data.n_queries), held_out, assume_unique=True)
-    return data.subset(kept, make_objective), data.subset(held_out, make_objective)
+    return kept, held_out
 
 
 def _epoch_batches(data, order, batch_size):
@@ -326,6 +344,18 @@ class Options:
             optimizer_settings=(params["solver"], params["learning_rate_init"], params["momentum"]),
             feature_scaling=params["feature_scaling"], sigma=params.get("sigma"),
         )
+
+
+@dataclass
+class Run:
+    """What one fit hands the loop: the model, its state, the arranged
+    training set, the options and the curves it extends."""
+
+    model: object
+    state: object
+    data: TrainingSet
+    options: Options
+    history: "History"
 
 
 class History:

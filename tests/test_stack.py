@@ -1,0 +1,223 @@
+"""Networks trained together (``_stack.py``): each network of a stack is the
+fit it would be alone, given the same draws.
+
+A stack shares one random stream, its first network's, for the minibatch
+order, the validation split and the loss sample. Networks seeded alike and
+drawing nothing else (no dropout, no input noise) therefore train exactly as
+their single fits; what differs is only where the first layer's products are
+computed (one product over all first layers instead of one per network),
+which BLAS may round differently: the comparisons allow for that rounding
+over a few epochs (``rtol`` far above float64's 1e-16 per operation, far below
+any difference a wrong gradient, step or penalty would make).
+"""
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet import _bagging
+from sklearn_ranknet._stack import can_stack, fit_together
+from sklearn_ranknet.datasets import make_ranking
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+RTOL, ATOL = 1e-7, 1e-9
+#: Explicit values, so that nothing resolves differently between a stack and
+#: a fit whose data differ in weights only.
+EXPLICIT = dict(
+    alpha=5.0, batch_size=8, learning_rate_init=3e-3, input_noise=0.0, ema_momentum=0.99,
+    n_iter_no_change=5, hidden_layer_sizes=(16,),
+)
+
+
+def _data(n_queries=40, n_features=8, seed=0):
+    return make_ranking(n_queries, n_features=n_features, n_informative=4, max_docs=12, random_state=seed)
+
+
+def _trained_together(rankers, X, y, groups, sample_weight=None, counts=None):
+    runs = []
+    for ranker in rankers:
+        runs.append(ranker._plan_new_fit(X, y, groups, sample_weight))
+    assert can_stack(runs)
+    fit_together(runs, counts)
+    for ranker, run in zip(rankers, runs):
+        ranker._publish(run.model, run.history, run.options.resolved)
+    return rankers
+
+
+def _assert_same_model(together, alone, X):
+    assert together.n_iter_ == alone.n_iter_
+    np.testing.assert_allclose(together.loss_curve_, alone.loss_curve_, rtol=RTOL)
+    for a, b in zip(together.coefs_ + together.intercepts_, alone.coefs_ + alone.intercepts_):
+        assert a.shape == b.shape and a.flags.c_contiguous
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(together.predict(X), alone.predict(X), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("make_ranker, form", [
+    (lambda: LambdaRankRanker(), "dense"),
+    (lambda: RankNetRanker(), "dense"),
+    (lambda: ListNetRanker(), "dense"),
+    (lambda: LambdaRankRanker(), "csr"),
+    (lambda: LambdaRankRanker(feature_scaling=None), "csr"),
+    (lambda: LambdaRankRanker(feature_scaling=None), "sparse"),
+    (lambda: LambdaRankRanker(), "float32"),
+    (lambda: LambdaRankRanker(hidden_layer_sizes=(12, 6), activation="tanh"), "dense"),
+    (lambda: LambdaRankRanker(hidden_layer_sizes=(), feature_scaling="standard"), "dense"),
+    (lambda: LambdaRankRanker(solver="sgd", learning_rate_init=0.01), "dense"),
+    (lambda: LambdaRankRanker(early_stopping=True, validation_fraction=0.25), "dense"),
+    (lambda: LambdaRankRanker(k=5, sigma=2.0, metric="map"), "dense"),
+], ids=["lambdarank", "ranknet", "listnet", "csr", "csr-unscaled", "sparse-unscaled", "float32", "deep-tanh", "linear",
+        "sgd", "early-stopping", "map-k5"])
+def test_a_stack_of_one_is_the_single_fit(make_ranker, form):
+    X, y, groups = _data()
+    if form == "csr":
+        X = sp.csr_matrix(np.where(np.abs(X) < 0.8, 0.0, X))
+    elif form == "sparse":  # stays sparse: the stacked products are sparse ones
+        X = sp.csr_matrix(np.where(np.random.RandomState(0).rand(*X.shape) < 0.05, X, 0.0))
+    elif form == "float32":
+        X = X.astype(np.float32)
+    ranker = make_ranker().set_params(max_iter=6, input_noise=0.0, random_state=3, n_jobs=1)
+    alone = clone(ranker).fit(X, y, groups)
+    (together,) = _trained_together([clone(ranker)], X, y, groups)
+    _assert_same_model(together, alone, X)
+    assert together.t_ == alone.t_
+    assert together.coefs_[0].dtype == alone.coefs_[0].dtype
+
+
+def test_networks_of_a_stack_are_their_fits_alone_on_its_draws():
+    # Every per-network setting differs: width, depth, activation, solver,
+    # step, penalty, objective options, max_iter (a network that stops
+    # leaves the stack while the others go on) and the stopping rule. Each
+    # network is compared with itself trained alone from the stream the
+    # stack drew from (its lead's, after the lead's initialization).
+    X, y, groups = _data()
+    common = dict(input_noise=0.0, n_jobs=1)
+    rankers = [
+        LambdaRankRanker(max_iter=8, alpha=1.0, random_state=7, **common),
+        LambdaRankRanker(max_iter=3, alpha=50.0, hidden_layer_sizes=(8,), random_state=8, **common),
+        LambdaRankRanker(max_iter=8, learning_rate_init=0.01, k=3, sigma=0.5, activation="tanh",
+                         random_state=9, **common),
+        LambdaRankRanker(max_iter=5, hidden_layer_sizes=(6, 4), solver="sgd", random_state=10, **common),
+        LambdaRankRanker(max_iter=8, tol=1e9, n_iter_no_change=1, random_state=11, **common),
+    ]
+    together = [clone(r) for r in rankers]
+    runs = [r._plan_new_fit(X, y, groups) for r in together]
+    stream = copy.deepcopy(runs[0].state.random_state)
+    fit_together(runs)
+    for ranker, run in zip(together, runs):
+        ranker._publish(run.model, run.history, run.options.resolved)
+    for ranker, stacked in zip(rankers, together):
+        alone = clone(ranker)
+        run = alone._plan_new_fit(X, y, groups)
+        run.state.random_state = copy.deepcopy(stream)
+        fit_together([run])  # a stack of one is the single fit (test above)
+        alone._publish(run.model, run.history, run.options.resolved)
+        _assert_same_model(stacked, alone, X)
+    assert [r.n_iter_ for r in together] == [8, 3, 8, 5, 3]  # patience 1: two epochs without the (impossible) gain
+    # The lead drew as its single fit does.
+    _assert_same_model(together[0], clone(rankers[0]).fit(X, y, groups), X)
+
+
+def test_query_multiplicities_weigh_queries_as_a_bootstrap_sample():
+    # A query drawn c times counts c times: the stack's network equals a
+    # single fit weighing each query by c, with the penalty of a sample of
+    # sum(c) queries (a single fit counts the queries of positive weight).
+    X, y, groups = _data()
+    n_queries = len(np.unique(groups))
+    counts = np.random.RandomState(0).poisson(1.0, n_queries)
+    counts[:2] = 0
+    params = dict(EXPLICIT, feature_scaling=None, max_iter=6, random_state=1, n_jobs=1)
+    (together,) = _trained_together([LambdaRankRanker(**params)], X, y, groups, counts=[counts])
+    row_weights = counts[np.searchsorted(np.unique(groups), groups)].astype(float)
+    alpha = params["alpha"] * np.count_nonzero(counts) / counts.sum()
+    alone = LambdaRankRanker(**dict(params, alpha=alpha)).fit(X, y, groups, sample_weight=row_weights)
+    _assert_same_model(together, alone, X)
+
+
+def test_random_networks_draw_their_own_dropout_and_share_the_noise():
+    # With dropout and noise the networks are no longer their single fits
+    # (the stream hands each its own seeds), but they stay distinct and
+    # finite, and the lead network still is its single fit's twin when
+    # alone in the stack.
+    X, y, groups = _data()
+    ranker = LambdaRankRanker(dropout=0.2, input_noise=0.5, max_iter=4, random_state=2, n_jobs=1)
+    together = _trained_together([clone(ranker), clone(ranker).set_params(input_noise=1.0)], X, y, groups)
+    first, second = (r.predict(X) for r in together)
+    assert np.isfinite(first).all() and np.isfinite(second).all()
+    assert not np.allclose(first, second)
+
+
+def test_folded_sparse_inputs_and_lbfgs_do_not_stack():
+    X, y, groups = _data()
+    kept = np.random.RandomState(0).rand(*X.shape) < 0.05
+    csr = sp.csr_matrix(np.where(kept, X, 0.0))  # sparse enough to stay sparse (stays_sparse)
+    standard = LambdaRankRanker(feature_scaling="standard", max_iter=2)
+    assert not can_stack([standard._plan_new_fit(csr, y, groups)])
+    assert can_stack([standard._plan_new_fit(X, y, groups)])
+    assert not can_stack([RankNetRanker(solver="lbfgs", max_iter=2)._plan_new_fit(X, y, groups)])
+    runs = [LambdaRankRanker(batch_size=b, max_iter=2)._plan_new_fit(X, y, groups) for b in (8, 16)]
+    assert not can_stack(runs)  # one minibatch order for all
+
+
+# ----------------------------------------------------------------------------
+# BaggingRanker trains its members together
+
+
+def _spy(monkeypatch):
+    calls = []
+
+    def recording(runs, counts=None):
+        calls.append((len(runs), counts))
+        return fit_together(runs, counts)
+
+    monkeypatch.setattr(_bagging, "fit_together", recording)
+    return calls
+
+
+def test_bagging_trains_its_members_in_one_pass(monkeypatch):
+    X, y, groups = _data()
+    calls = _spy(monkeypatch)
+    template = LambdaRankRanker(max_iter=4, input_noise=0.0, n_jobs=1)
+    bag = BaggingRanker(template, n_estimators=3, random_state=0).fit(X, y, groups)
+    assert [n for n, _ in calls] == [3]
+    # The first member draws the shared order from its own seed: it is the
+    # seeded clone fitted alone.
+    alone = clone(template).set_params(random_state=bag.estimators_[0].random_state).fit(X, y, groups)
+    _assert_same_model(bag.estimators_[0], alone, X)
+    members = [m.predict(X) for m in bag.estimators_]
+    assert not np.allclose(members[0], members[1])
+    np.testing.assert_allclose(bag.predict(X), np.mean(members, axis=0), rtol=1e-12)
+    for member in bag.estimators_:
+        assert member._fit_state.optimizer is None and member._fit_state.weight_average is None
+
+
+def test_bagging_bootstrap_hands_the_stack_the_multiplicities_of_its_draws(monkeypatch):
+    X, y, groups = _data(n_queries=20)
+    sample_weight = np.where(groups == groups[0], 0.0, 1.0)  # never drawn
+    calls = _spy(monkeypatch)
+    bag = BaggingRanker(LambdaRankRanker(max_iter=2, n_jobs=1), n_estimators=4, bootstrap=True, random_state=0)
+    bag.fit(X, y, groups, sample_weight=sample_weight)
+    ((n_members, counts),) = calls
+    assert n_members == 4
+    first_query = np.searchsorted(np.unique(groups), groups[0])
+    for c in counts:
+        assert c.sum() == 19 and c[first_query] == 0  # one draw per query of positive weight
+        assert c.max() >= 2  # 19 draws from 19 queries: some query repeats (19!/19**19 chance not)
+    assert len({tuple(c) for c in counts}) == 4
+
+
+def test_bagging_falls_back_to_one_fit_per_member(monkeypatch):
+    X, y, groups = _data()
+    calls = _spy(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bag = BaggingRanker(RankNetRanker(solver="lbfgs", max_iter=3), n_estimators=2, random_state=0)
+        bag.fit(X, y, groups)
+    assert calls == []  # L-BFGS fits are fitted one by one
+    assert len(bag.estimators_) == 2 and np.isfinite(bag.predict(X)).all()
