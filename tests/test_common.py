@@ -2,7 +2,10 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet import (
+    BaggingRanker, LambdaRankRanker, LambdaRankRankerCV, ListNetRanker, ListNetRankerCV, RankNetRanker,
+    RankNetRankerCV,
+)
 
 # Small, seeded instances keep the checks fast.
 ESTIMATORS = [
@@ -16,6 +19,9 @@ ESTIMATORS = [
     ListNetRanker(hidden_layer_sizes=(5,), solver="lbfgs", max_iter=20, random_state=0),
     BaggingRanker(LambdaRankRanker(max_iter=5, random_state=0), n_estimators=2, random_state=0),
     BaggingRanker(LambdaRankRanker(max_iter=5, random_state=0), n_estimators=2, bootstrap=True, random_state=0),
+    LambdaRankRankerCV({"alpha": [1.0, 20.0]}, cv=2, max_iter=5, random_state=0),
+    RankNetRankerCV({"solver": ["adam", "lbfgs"]}, cv=2, max_iter=5, random_state=0),
+    ListNetRankerCV({"hidden_layer_sizes": [(4,), (8,)]}, cv=2, max_iter=5, random_state=0),
 ]
 
 

@@ -1,7 +1,6 @@
 """The Dask rankers' docstrings, assembled from their in-memory twins'."""
 
-import inspect
-import re
+from .._docstrings import sections as _sections
 
 _CLIENT_DOC = """\
 client : distributed.Client or None, default=None
@@ -52,20 +51,6 @@ True
 >>> bool(0.0 <= ranker.score(dX, dy, groups=dqid) <= 1.0)
 True
 >>> client.close(); cluster.close()"""
-
-
-def _sections(doc):
-    """A numpydoc docstring -> (summary, {section title: body})."""
-    lines = inspect.cleandoc(doc).splitlines()
-    heads = [
-        i for i in range(len(lines) - 1)
-        if lines[i].strip() and re.fullmatch(r"-{3,}", lines[i + 1].strip())
-    ]
-    summary = "\n".join(lines[: heads[0]]).strip()
-    sections = {}
-    for start, stop in zip(heads, heads[1:] + [len(lines)]):
-        sections[lines[start].strip()] = "\n".join(lines[start + 2 : stop]).strip("\n")
-    return summary, sections
 
 
 def _docstring(local_class, name):

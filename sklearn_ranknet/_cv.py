@@ -1,0 +1,442 @@
+"""The rankers with built-in cross-validation: ``LambdaRankRankerCV``,
+``RankNetRankerCV`` and ``ListNetRankerCV``.
+
+In the manner of ``RidgeCV`` and ``LogisticRegressionCV``: the ranker's own
+parameters, plus a grid over some of them (``param_grid``), a splitter of
+whole queries (``cv``) and a query-aware scorer (``scoring``). ``fit``
+scores every setting on every fold, then refits the best setting on all the
+data, and the estimator is that ranker (``alpha_``, ``coefs_``, ``predict``,
+...), with ``cv_results_`` in ``GridSearchCV``'s format beside it.
+
+What makes it faster than ``GridSearchCV`` over the ranker: on each fold the
+settings train together as networks of one pass (``_stack.py``), sharing
+every minibatch's gathered and encoded rows and one first-layer product.
+Each fold's networks get their own input scaling, fitted on that fold's
+training rows, as the separate fits of a search would: nothing of a fold's
+held-out queries reaches its networks. Settings that cannot share a pass
+(another ``batch_size``, ``feature_scaling`` or ``early_stopping``, L-BFGS)
+form passes of their own.
+"""
+
+import time
+from numbers import Integral
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn import config_context
+from sklearn.base import clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import GroupKFold, KFold, ParameterGrid, check_cv
+from sklearn.utils._indexing import _safe_indexing
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _check_sample_weight, _num_samples, check_X_y
+
+from ._docstrings import sections, without_entries
+from ._fit_checks import warn_if_no_groups
+from ._jit import single_threaded_blas
+from ._lambdarank import LambdaRankRanker
+from ._listnet import ListNetRanker
+from ._query_column import features_and_groups
+from ._ranknet import RankNetRanker
+from ._stack import can_stack, fit_together
+
+#: The grid when ``param_grid`` is None: the penalty, over the span of the
+#: rankers' defaults ("auto": 5 and 15; RankNet 1.5, ListNet 15).
+DEFAULT_GRID = {"alpha": [1.0, 5.0, 20.0, 50.0]}
+#: Folds when ``cv`` is None.
+DEFAULT_FOLDS = 5
+#: Parameters of the CV rankers that are not the ranker's.
+_OWN = ("param_grid", "cv", "scoring")
+
+
+def _never(self):
+    return False
+
+
+class _RankerCV:
+    """What the CV rankers add to their ranker: the search in ``fit``."""
+
+    _ranker_class = None
+    # The refit is a new ranker: a CV ranker never continues a fit.
+    warm_start = False
+
+    def _store(self, arguments):
+        # __init__ only stores its arguments, as scikit-learn asks.
+        for name, value in arguments.items():
+            if name not in ("self", "__class__"):
+                setattr(self, name, value)
+
+    def _ranker(self, **settings):
+        """A new ranker of this estimator's parameters, ``settings`` over
+        them (a clone, as GridSearchCV's: a RandomState instance is copied,
+        so that every fit starts from the same stream)."""
+        params = {name: value for name, value in self.get_params(deep=False).items() if name not in _OWN}
+        return clone(clone(self._ranker_class(**params)).set_params(**settings))
+
+    def fit(self, X, y, groups=None, sample_weight=None):
+        """Score every setting of ``param_grid`` on every fold, then fit the
+        best one on all the data.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Feature vectors of (query, document) pairs, as in the ranker's
+            ``fit``.
+        y : array-like of shape (n_samples,)
+            Graded relevance of each row.
+        groups : array-like of shape (n_samples,), default=None
+            Query id of each row: the folds hold whole queries. ``None``
+            takes them from ``query_column``; without either, ``fit``
+            raises (a fold of rows cut out of queries would score nothing
+            meaningful).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Query weights, as in the ranker's ``fit``: every fold's fits and
+            the refit get them; a scorer gets them when it requests them
+            (``set_score_request(sample_weight=True)``).
+
+        Returns
+        -------
+        self : object
+            The fitted ranker of the best setting.
+        """
+        self._validate_params()
+        features, query_ids = features_and_groups(X, groups, self.query_column)
+        # Arrays the folds can be cut from (the rankers validate each fold
+        # as they validate any X; the refit gets X as it was given).
+        features, y = check_X_y(features, y, accept_sparse="csr", dtype=None, ensure_all_finite=False)
+        grid = self._grid()
+        scorer = self._scorer()
+        n_samples = _num_samples(features)
+        grouped = query_ids is not None
+        if not grouped:
+            # As the rankers: all rows are one query (and a warning says so),
+            # whose rows the folds share out.
+            warn_if_no_groups(None, n_samples, "fit", stacklevel=2)
+            query_ids = np.zeros(n_samples, dtype=np.int64)
+        splitter = self._splitter(grouped)
+        weights = None if sample_weight is None else _check_sample_weight(sample_weight, features)
+        splits = list(splitter.split(features, y, query_ids if grouped else None))
+        query_ids = np.asarray(query_ids)
+        n_settings = len(grid)
+        test_scores = np.empty((n_settings, len(splits)))
+        fit_times = np.empty_like(test_scores)
+        score_times = np.empty_like(test_scores)
+        for fold, (train, test) in enumerate(splits):
+            fold_fit = _FoldData(features, y, query_ids, weights, train)
+            fold_test = _FoldData(features, y, query_ids, weights, test)
+            rankers = [self._ranker(query_column=None, **setting) for setting in grid]
+            for indices, seconds in self._fit_fold(rankers, fold_fit):
+                fit_times[indices, fold] = seconds
+            for i, ranker in enumerate(rankers):
+                started = time.perf_counter()
+                test_scores[i, fold] = _score(scorer, ranker, fold_test)
+                score_times[i, fold] = time.perf_counter() - started
+        self.cv_results_ = _results(grid, test_scores, fit_times, score_times)
+        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
+        self.best_params_ = grid[self.best_index_]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        self.n_splits_ = len(splits)
+        started = time.perf_counter()
+        refit_groups = groups if grouped else query_ids  # warned once already
+        best = self._ranker(**self.best_params_).fit(X, y, refit_groups, sample_weight)
+        self.refit_time_ = time.perf_counter() - started
+        params = best.get_params(deep=False)
+        self.__dict__.update({k: v for k, v in best.__dict__.items() if k not in params})
+        return self
+
+    @available_if(_never)
+    def partial_fit(self, X, y, groups=None, sample_weight=None):  # pragma: no cover
+        """Not available: a search needs every query at once."""
+
+    def _grid(self):
+        grid = DEFAULT_GRID if self.param_grid is None else self.param_grid
+        ranker_params = set(self._ranker_class().get_params(deep=False)) - {"warm_start", "query_column"}
+        for one in [grid] if isinstance(grid, dict) else grid:
+            unknown = sorted(set(one) - ranker_params)
+            if unknown:
+                raise ValueError(
+                    f"param_grid names {unknown}, which {self._ranker_class.__name__} does not take "
+                    f"(or which a search cannot vary: warm_start, query_column). It takes: "
+                    f"{sorted(ranker_params)}."
+                )
+        return list(ParameterGrid(grid))
+
+    def _splitter(self, grouped):
+        if self.cv is None or isinstance(self.cv, Integral):
+            n_splits = DEFAULT_FOLDS if self.cv is None else int(self.cv)
+            return GroupKFold(n_splits=n_splits) if grouped else KFold(n_splits=n_splits)
+        return check_cv(self.cv)
+
+    def _scorer(self):
+        return None if self.scoring is None else check_scoring(self._ranker(), scoring=self.scoring)
+
+    def _fit_fold(self, rankers, data):
+        """Fit the rankers of one fold, in passes of networks that can
+        share one; yields (ranker indices, seconds per ranker) per pass."""
+        started = time.perf_counter()
+        runs = [r._plan_new_fit(data.X, data.y, data.groups, data.sample_weight) for r in rankers]
+        planned = (time.perf_counter() - started) / len(rankers)
+        passes = []
+        for i, run in enumerate(runs):
+            for members in passes:
+                if can_stack([runs[members[0]], run]):
+                    members.append(i)
+                    break
+            else:
+                passes.append([i])
+        for members in passes:
+            started = time.perf_counter()
+            if len(members) == 1 and not can_stack([runs[members[0]]]):
+                only = members[0]  # L-BFGS, or standardized sparse rows: the ranker's own fit
+                rankers[only].fit(data.X, data.y, data.groups, data.sample_weight)
+            else:
+                group = [runs[i] for i in members]
+                with single_threaded_blas(group[0].state.n_threads):
+                    fit_together(group)
+                for i in members:
+                    rankers[i]._publish(runs[i].model, runs[i].history, runs[i].options.resolved)
+            yield members, planned + (time.perf_counter() - started) / len(members)
+
+
+class _FoldData:
+    """The rows ``index`` of the search's data."""
+
+    def __init__(self, X, y, groups, sample_weight, index):
+        self.X = _safe_indexing(X, index)
+        self.y, self.groups = y[index], groups[index]
+        self.sample_weight = None if sample_weight is None else sample_weight[index]
+
+
+def _score(scorer, ranker, data):
+    """A fitted fold ranker's score on held-out rows: the ranker's own
+    ``score`` (mean NDCG@10 by query) without a scorer; a scorer gets the
+    query ids (and weights) it requests."""
+    if scorer is None:
+        return ranker.score(data.X, data.y, groups=data.groups)
+    requests = scorer.get_metadata_routing().score.requests
+    given = {"groups": data.groups, "sample_weight": data.sample_weight}
+    kwargs = {name: given[name] for name in given if requests.get(name) is True and given[name] is not None}
+    with config_context(enable_metadata_routing=True):
+        return float(scorer(ranker, data.X, data.y, **kwargs))
+
+
+def _results(grid, test_scores, fit_times, score_times):
+    """``cv_results_`` in ``GridSearchCV``'s layout."""
+    results = {
+        "mean_fit_time": fit_times.mean(axis=1), "std_fit_time": fit_times.std(axis=1),
+        "mean_score_time": score_times.mean(axis=1), "std_score_time": score_times.std(axis=1),
+    }
+    names = sorted({name for setting in grid for name in setting})
+    for name in names:
+        column = np.ma.MaskedArray(np.empty(len(grid), dtype=object), mask=True)
+        for i, setting in enumerate(grid):
+            if name in setting:
+                column[i] = setting[name]
+        results[f"param_{name}"] = column
+    results["params"] = grid
+    for fold in range(test_scores.shape[1]):
+        results[f"split{fold}_test_score"] = test_scores[:, fold]
+    mean = test_scores.mean(axis=1)
+    results["mean_test_score"] = mean
+    results["std_test_score"] = test_scores.std(axis=1)
+    # As GridSearchCV: the best is rank 1, ties share the lower rank, and a
+    # NaN score ranks last.
+    finite = np.where(np.isnan(mean), -np.inf, mean)
+    results["rank_test_score"] = rankdata(-finite, method="min").astype(np.int32)
+    return results
+
+
+def _cv_constraints(ranker_class):
+    constraints = {k: v for k, v in ranker_class._parameter_constraints.items() if k != "warm_start"}
+    return {
+        **constraints,
+        "param_grid": [dict, list, None],
+        "cv": ["cv_object"],
+        "scoring": [str, callable, None],
+    }
+
+
+_CV_PARAMETERS = """\
+param_grid : dict or list of dicts, default=None
+    Settings to compare, as ``GridSearchCV``'s ``param_grid``: names of this
+    ranker's parameters and the values to try (any but ``warm_start`` and
+    ``query_column``); the parameters it does not name keep this
+    estimator's values. ``None`` means ``{"alpha": [1.0, 5.0, 20.0, 50.0]}``.
+cv : int, cross-validation generator or iterable, default=None
+    How to split the queries: an int is ``GroupKFold(n_splits=cv)``,
+    ``None`` is ``GroupKFold(5)``; a splitter (or an iterable of (train,
+    test) index arrays) is given the query ids as its groups, and every
+    fold should hold whole queries. Without query ids, all rows are one
+    query (with a warning, as in ``fit`` of the ranker) and an int is
+    ``KFold`` over its rows.
+scoring : str, callable or None, default=None
+    How to score a fold: ``None`` is the ranker's ``score`` (mean NDCG@10
+    by query); a query-aware scorer such as ``ndcg_scorer(5)`` or
+    ``map_scorer()`` gets the fold's query ids."""
+
+_CV_ATTRIBUTES = """\
+cv_results_ : dict of numpy (masked) ndarrays
+    Every setting's scores and times, in ``GridSearchCV``'s layout
+    (``params``, ``param_<name>``, ``split<i>_test_score``,
+    ``mean_test_score``, ``std_test_score``, ``rank_test_score``,
+    ``mean_fit_time``, ...). The settings of a fold train in one pass, so a
+    setting's fit time is its share of that pass.
+best_params_ : dict
+    The setting of the best mean score, refitted on all the data.
+best_score_ : float
+    Its mean score over the folds.
+best_index_ : int
+    Its index in ``cv_results_["params"]``.
+n_splits_ : int
+    Number of folds.
+refit_time_ : float
+    Seconds of the refit on all the data."""
+
+
+def _cv_docstring(ranker_class):
+    name = ranker_class.__name__
+    _, parts = sections(ranker_class.__doc__)
+    return "\n\n".join([
+        f"{name} with built-in cross-validation over whole queries.",
+        f"Scores every setting of ``param_grid`` on every fold of ``cv`` with ``scoring``, then "
+        f"fits the best one on all the data: the fitted estimator is that {name}, with the "
+        "search's ``cv_results_``, ``best_params_`` and ``best_score_`` beside it. On each fold "
+        "the settings train together, as networks of one pass over the fold's rows, which costs "
+        "a fraction of fitting them one by one (``GridSearchCV``). The networks differ from "
+        "separate fits only in their random draws (minibatch order, noise); see "
+        ":ref:`searching`.",
+        "Parameters\n----------\n" + _CV_PARAMETERS + "\n" + without_entries(parts["Parameters"], {"warm_start"}),
+        "Attributes\n----------\n" + _CV_ATTRIBUTES + "\n" + parts["Attributes"],
+        f"See Also\n--------\n{name} : The ranker, for one setting.\n"
+        "sklearn.model_selection.GridSearchCV : The general search, one fit per setting and fold.",
+        "Examples\n--------\n" + _EXAMPLE.format(name=f"{name}CV"),
+    ])
+
+
+_EXAMPLE = """\
+>>> from sklearn_ranknet import {name}
+>>> from sklearn_ranknet.datasets import make_ranking
+>>> X, y, qid = make_ranking(n_queries=60, random_state=0)
+>>> search = {name}({{"alpha": [1.0, 20.0]}}, cv=3, hidden_layer_sizes=(16,), max_iter=10,
+...                 random_state=0).fit(X, y, groups=qid)
+>>> sorted(search.best_params_)
+['alpha']
+>>> search.cv_results_["mean_test_score"].shape
+(2,)
+>>> search.predict(X[:4]).shape
+(4,)"""
+
+
+class LambdaRankRankerCV(_RankerCV, LambdaRankRanker):
+    __doc__ = _cv_docstring(LambdaRankRanker)
+    _ranker_class = LambdaRankRanker
+    _parameter_constraints = _cv_constraints(LambdaRankRanker)
+
+    def __init__(
+        self,
+        param_grid=None,
+        *,
+        cv=None,
+        scoring=None,
+        hidden_layer_sizes='auto',
+        activation='relu',
+        solver='adam',
+        alpha='auto',
+        batch_size='auto',
+        learning_rate_init='auto',
+        max_iter=300,
+        tol=0.003,
+        n_iter_no_change='auto',
+        early_stopping='auto',
+        validation_fraction=0.1,
+        momentum=0.9,
+        random_state=None,
+        verbose=False,
+        sigma=1.0,
+        n_jobs=None,
+        feature_scaling='piecewise',
+        dropout=0.0,
+        input_noise='auto',
+        ema_momentum='auto',
+        query_column=None,
+        metric='ndcg',
+        k=None,
+        gain='exponential',
+        pair_weighting='lambdarank',
+        normalize_lambdas='auto',
+    ):
+        self._store(locals())
+
+
+class RankNetRankerCV(_RankerCV, RankNetRanker):
+    __doc__ = _cv_docstring(RankNetRanker)
+    _ranker_class = RankNetRanker
+    _parameter_constraints = _cv_constraints(RankNetRanker)
+
+    def __init__(
+        self,
+        param_grid=None,
+        *,
+        cv=None,
+        scoring=None,
+        hidden_layer_sizes=(64,),
+        activation='relu',
+        solver='adam',
+        alpha=1.5,
+        batch_size='auto',
+        learning_rate_init=0.003,
+        max_iter=300,
+        tol=0.003,
+        n_iter_no_change='auto',
+        early_stopping='auto',
+        validation_fraction=0.1,
+        momentum=0.9,
+        random_state=None,
+        verbose=False,
+        sigma=0.5,
+        n_jobs=None,
+        feature_scaling='piecewise',
+        dropout=0.0,
+        input_noise='auto',
+        ema_momentum='auto',
+        query_column=None,
+        pair_targets='hard',
+    ):
+        self._store(locals())
+
+
+class ListNetRankerCV(_RankerCV, ListNetRanker):
+    __doc__ = _cv_docstring(ListNetRanker)
+    _ranker_class = ListNetRanker
+    _parameter_constraints = _cv_constraints(ListNetRanker)
+
+    def __init__(
+        self,
+        param_grid=None,
+        *,
+        cv=None,
+        scoring=None,
+        hidden_layer_sizes=(64,),
+        activation='relu',
+        solver='adam',
+        alpha=15.0,
+        batch_size='auto',
+        learning_rate_init='auto',
+        max_iter=300,
+        tol=0.003,
+        n_iter_no_change='auto',
+        early_stopping='auto',
+        validation_fraction=0.1,
+        momentum=0.9,
+        random_state=None,
+        verbose=False,
+        sigma=1.0,
+        n_jobs=None,
+        feature_scaling='piecewise',
+        dropout=0.0,
+        input_noise='auto',
+        ema_momentum='auto',
+        query_column=None,
+        gain='exponential',
+    ):
+        self._store(locals())

@@ -1,0 +1,211 @@
+"""The CV rankers (LambdaRankRankerCV, RankNetRankerCV, ListNetRankerCV):
+the search GridSearchCV would run, in passes of networks trained together.
+
+A fold's networks share their lead's random stream (``_stack.py``), so
+settings of one network shape drawing nothing else (no input noise, no
+dropout) train exactly as GridSearchCV's separate fits, up to where BLAS
+rounds the shared first-layer product: the comparisons allow that rounding
+(see tests/test_stack.py).
+"""
+
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_ranknet import (
+    LambdaRankRanker, LambdaRankRankerCV, ListNetRanker, ListNetRankerCV, RankNetRanker, RankNetRankerCV,
+)
+from sklearn_ranknet import _cv
+from sklearn_ranknet._stack import fit_together
+from sklearn_ranknet.datasets import make_ranking
+from sklearn_ranknet.metrics import map_scorer, ndcg_scorer
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+PAIRS = [(LambdaRankRankerCV, LambdaRankRanker), (RankNetRankerCV, RankNetRanker), (ListNetRankerCV, ListNetRanker)]
+FIXED = dict(hidden_layer_sizes=(16,), max_iter=6, input_noise=0.0, random_state=0, n_jobs=1)
+RTOL, ATOL = 1e-7, 1e-9
+
+
+def _data(n_queries=36, seed=0):
+    return make_ranking(n_queries, n_features=8, n_informative=4, max_docs=12, random_state=seed)
+
+
+def _grid_search(ranker, grid, X, y, groups, sample_weight=None, scoring=None):
+    with sklearn.config_context(enable_metadata_routing=True):
+        if sample_weight is not None:
+            ranker = ranker.set_fit_request(sample_weight=True)
+        search = GridSearchCV(ranker, grid, cv=GroupKFold(3), scoring=scoring or ndcg_scorer(10))
+        fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return search.fit(X, y, groups=groups, **fit_params)
+
+
+@pytest.mark.parametrize("cv_class, ranker_class", PAIRS, ids=["lambdarank", "ranknet", "listnet"])
+def test_the_search_of_gridsearchcv_with_the_same_settings(cv_class, ranker_class):
+    X, y, groups = _data()
+    grid = {"alpha": [0.5, 20.0], "learning_rate_init": [1e-3, 1e-2]}
+    expected = _grid_search(ranker_class(**FIXED), grid, X, y, groups)
+    search = cv_class(grid, cv=GroupKFold(3), scoring=ndcg_scorer(10), **FIXED).fit(X, y, groups)
+    assert search.cv_results_["params"] == expected.cv_results_["params"]
+    for fold in range(3):
+        key = f"split{fold}_test_score"
+        np.testing.assert_allclose(search.cv_results_[key], expected.cv_results_[key], rtol=RTOL)
+    np.testing.assert_array_equal(search.cv_results_["rank_test_score"], expected.cv_results_["rank_test_score"])
+    assert search.best_params_ == expected.best_params_
+    assert search.best_score_ == pytest.approx(expected.best_score_, rel=RTOL)
+    assert set(search.cv_results_) == set(expected.cv_results_)
+    for name in ("param_alpha", "param_learning_rate_init"):
+        assert list(search.cv_results_[name]) == list(expected.cv_results_[name])
+    # The refit is the best setting on all the data: GridSearchCV's too.
+    np.testing.assert_allclose(search.predict(X), expected.best_estimator_.predict(X), rtol=RTOL, atol=ATOL)
+    if hasattr(expected.best_estimator_, "alpha_"):  # alpha accepts "auto": its value is published
+        assert search.alpha_ == expected.best_estimator_.alpha_ == expected.best_params_["alpha"]
+    assert search.n_splits_ == 3 and search.refit_time_ > 0
+
+
+def test_sample_weight_reaches_every_fold_as_in_gridsearchcv():
+    X, y, groups = _data()
+    weights = np.random.RandomState(0).uniform(0.2, 3.0, groups.max() + 1)[groups]
+    grid = {"alpha": [0.5, 20.0]}
+    expected = _grid_search(LambdaRankRanker(**FIXED), grid, X, y, groups, sample_weight=weights)
+    search = LambdaRankRankerCV(grid, cv=GroupKFold(3), scoring=ndcg_scorer(10), **FIXED)
+    search.fit(X, y, groups, sample_weight=weights)
+    for fold in range(3):
+        key = f"split{fold}_test_score"
+        np.testing.assert_allclose(search.cv_results_[key], expected.cv_results_[key], rtol=RTOL)
+    unweighted = LambdaRankRankerCV(grid, cv=GroupKFold(3), scoring=ndcg_scorer(10), **FIXED).fit(X, y, groups)
+    assert not np.allclose(unweighted.cv_results_["split0_test_score"], search.cv_results_["split0_test_score"])
+
+
+def _spy(monkeypatch):
+    calls = []
+
+    def recording(runs, counts=None):
+        calls.append(len(runs))
+        return fit_together(runs, counts)
+
+    monkeypatch.setattr(_cv, "fit_together", recording)
+    return calls
+
+
+def test_settings_of_a_fold_train_in_one_pass_whatever_their_shape(monkeypatch):
+    X, y, groups = _data()
+    calls = _spy(monkeypatch)
+    grid = {"hidden_layer_sizes": [(8,), (16,), (8, 4)], "alpha": [1.0, 10.0], "dropout": [0.0, 0.2],
+            "input_noise": [0.0, 0.5]}
+    search = LambdaRankRankerCV(grid, cv=3, max_iter=4, random_state=0, n_jobs=1).fit(X, y, groups)
+    assert calls == [24, 24, 24]
+    scores = search.cv_results_["mean_test_score"]
+    assert scores.shape == (24,) and np.isfinite(scores).all() and (scores > 0).all()
+    assert search.best_params_ == search.cv_results_["params"][int(np.argmax(scores))]
+
+
+def test_settings_that_cannot_share_a_pass_get_their_own(monkeypatch):
+    X, y, groups = _data()
+    calls = _spy(monkeypatch)
+    grid = [{"batch_size": [4, 8], "alpha": [1.0, 10.0]}, {"solver": ["lbfgs"]}]
+    search = RankNetRankerCV(grid, cv=2, max_iter=4, random_state=0, n_jobs=1).fit(X, y, groups)
+    assert calls == [2, 2, 2, 2]  # per fold: one pass per batch size; L-BFGS fits alone
+    assert len(search.cv_results_["params"]) == 5
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    assert np.ma.is_masked(search.cv_results_["param_solver"][0])
+
+
+def test_default_grid_and_folds():
+    X, y, groups = _data(n_queries=30)
+    search = LambdaRankRankerCV(max_iter=3, hidden_layer_sizes=(8,), random_state=0, n_jobs=1).fit(X, y, groups)
+    assert [p["alpha"] for p in search.cv_results_["params"]] == _cv.DEFAULT_GRID["alpha"]
+    assert search.n_splits_ == 5
+
+
+def test_query_column_gives_the_search_of_groups():
+    X, y, groups = _data()
+    grid = {"alpha": [0.5, 20.0]}
+    by_groups = LambdaRankRankerCV(grid, cv=3, **FIXED).fit(X, y, groups)
+    with_column = np.column_stack([groups, X])
+    by_column = LambdaRankRankerCV(grid, cv=3, query_column=0, **FIXED).fit(with_column, y)
+    np.testing.assert_allclose(by_column.cv_results_["mean_test_score"], by_groups.cv_results_["mean_test_score"],
+                               rtol=RTOL)
+    np.testing.assert_allclose(by_column.predict(with_column), by_groups.predict(X), rtol=RTOL, atol=ATOL)
+    assert by_column.score(with_column, y) == pytest.approx(by_groups.score(X, y, groups=groups), rel=RTOL)
+
+
+def test_scoring_other_than_the_default():
+    X, y, groups = _data()
+    grid = {"alpha": [0.5, 20.0]}
+    expected = _grid_search(LambdaRankRanker(**FIXED), grid, X, y, groups, scoring=map_scorer())
+    search = LambdaRankRankerCV(grid, cv=GroupKFold(3), scoring=map_scorer(), **FIXED).fit(X, y, groups)
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], expected.cv_results_["mean_test_score"],
+                               rtol=RTOL)
+    default = LambdaRankRankerCV(grid, cv=GroupKFold(3), **FIXED).fit(X, y, groups)  # the ranker's score
+    ndcg = LambdaRankRankerCV(grid, cv=GroupKFold(3), scoring=ndcg_scorer(10), **FIXED).fit(X, y, groups)
+    np.testing.assert_allclose(default.cv_results_["mean_test_score"], ndcg.cv_results_["mean_test_score"])
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_in_a_pipeline_and_in_nested_cross_validation(routing):
+    X, y, groups = _data()
+    search = LambdaRankRankerCV({"alpha": [0.5, 20.0]}, cv=2, **FIXED)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        pipeline = make_pipeline(StandardScaler(), clone(search))
+        if routing:
+            pipeline.fit(X, y, groups=groups)
+            scores = cross_validate(clone(search), X, y, cv=GroupKFold(3), params={"groups": groups})
+        else:
+            pipeline.fit(X, y, lambdarankrankercv__groups=groups)
+            with_column = np.column_stack([groups, X])
+            scores = cross_validate(clone(search).set_params(query_column=0), with_column, y, groups=groups,
+                                    cv=GroupKFold(3))
+    inner = pipeline[-1]
+    assert inner.best_params_["alpha"] in (0.5, 20.0)
+    assert np.isfinite(pipeline.predict(X)).all()
+    assert scores["test_score"].shape == (3,) and ((0 < scores["test_score"]) & (scores["test_score"] <= 1)).all()
+
+
+def test_without_groups_all_rows_are_one_query_with_one_warning():
+    X, y, _ = _data(n_queries=10)
+    search = LambdaRankRankerCV({"alpha": [1.0, 10.0]}, cv=2, **FIXED)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    messages = [str(w.message) for w in caught if "got no groups" in str(w.message)]
+    assert len(messages) == 1
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+@pytest.mark.parametrize("grid, match", [
+    ({"alphas": [1.0]}, r"param_grid names \['alphas'\], which LambdaRankRanker does not take"),
+    ({"warm_start": [True]}, r"cannot vary: warm_start"),
+    ([{"alpha": [1.0]}, {"query_column": [0]}], r"param_grid names \['query_column'\]"),
+])
+def test_a_grid_of_unknown_parameters_is_refused(grid, match):
+    X, y, groups = _data(n_queries=10)
+    with pytest.raises(ValueError, match=match):
+        LambdaRankRankerCV(grid, cv=2, **FIXED).fit(X, y, groups)
+
+
+def test_no_partial_fit_and_no_warm_start():
+    search = LambdaRankRankerCV()
+    assert not hasattr(search, "partial_fit")
+    assert "warm_start" not in search.get_params()
+
+
+@pytest.mark.parametrize("cv_class, ranker_class", PAIRS, ids=["lambdarank", "ranknet", "listnet"])
+def test_parameters_are_the_rankers_and_the_searchs(cv_class, ranker_class):
+    # A parameter added to a ranker must be added to its CV ranker too.
+    ours = inspect.signature(cv_class.__init__).parameters
+    theirs = inspect.signature(ranker_class.__init__).parameters
+    assert set(ours) == (set(theirs) - {"warm_start"}) | {"param_grid", "cv", "scoring"}
+    for name, parameter in theirs.items():
+        if name not in ("self", "warm_start"):
+            assert ours[name].default == parameter.default, name
+    for name in ("param_grid", "cv", "scoring"):
+        assert name in cv_class.__doc__
+    assert "warm_start :" not in cv_class.__doc__
