@@ -55,8 +55,10 @@ class BaggingRanker(BaseEstimator):
     every ``random_state`` parameter (nested ones too, e.g. inside a
     Pipeline) is set to its own seed drawn from ``random_state``; it is fitted
     with the query ids (and weights) on all queries or, with
-    ``bootstrap=True``, on a bootstrap sample of whole queries. ``predict``
-    is the mean of the members' scores. On small data the spread between
+    ``bootstrap=True``, on a bootstrap sample of whole queries. Members
+    of this package's rankers train together, as networks of one pass
+    (:ref:`searching`). ``predict`` is the mean of the members' scores. On
+    small data the spread between
     seeds is often larger than the difference between settings, and
     averaging removes most of it.
 
@@ -76,9 +78,10 @@ class BaggingRanker(BaseEstimator):
         query drawn twice becomes two queries. Without ``groups`` every
         member gets all rows.
     n_jobs : int, default=None
-        Members fitted (and predicted) at the same time, on threads. ``None``
-        means 1, ``-1`` every core; the result does not depend on it. Leave
-        the members' own ``n_jobs`` at its default then, or the two multiply.
+        Members predicted, and fitted one by one, at the same time, on
+        threads (members of this package's rankers train together instead:
+        :ref:`searching`). ``None`` means 1, ``-1`` every core; the result
+        does not depend on it.
     random_state : int, RandomState instance or None, default=None
         Draws the seed of every member, which sets the member's
         ``random_state`` parameters and its bootstrap sample. An int gives
