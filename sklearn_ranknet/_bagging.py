@@ -426,7 +426,10 @@ def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawa
     if not can_stack(runs):
         return None
     with single_threaded_blas(runs[0].state.n_threads):
-        fit_together(runs, counts)
+        errors = fit_together(runs, counts)
+    failed = next((error for error in errors if error is not None), None)
+    if failed is not None:  # as the member's own fit would have
+        raise failed
     for member, run in zip(members, runs):
         member._publish(run.model, run.history, run.options.resolved)
     return members

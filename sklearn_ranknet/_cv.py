@@ -19,12 +19,14 @@ form passes of their own.
 """
 
 import time
+import warnings
 from numbers import Integral
 
 import numpy as np
 from scipy.stats import rankdata
 from sklearn import config_context
 from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import GroupKFold, KFold, ParameterGrid, check_cv
 from sklearn.utils._indexing import _safe_indexing
@@ -118,6 +120,7 @@ class _RankerCV:
         splits = list(splitter.split(features, y, query_ids if grouped else None))
         query_ids = np.asarray(query_ids)
         n_settings = len(grid)
+        failures = {}  # id(fold ranker) -> the error its fit raised, as GridSearchCV's error_score=nan
         test_scores = np.empty((n_settings, len(splits)))
         fit_times = np.empty_like(test_scores)
         score_times = np.empty_like(test_scores)
@@ -125,12 +128,14 @@ class _RankerCV:
             fold_fit = _FoldData(features, y, query_ids, weights, train)
             fold_test = _FoldData(features, y, query_ids, weights, test)
             rankers = [self._ranker(query_column=None, **setting) for setting in grid]
-            for indices, seconds in self._fit_fold(rankers, fold_fit):
+            for indices, seconds in self._fit_fold(rankers, fold_fit, failures):
                 fit_times[indices, fold] = seconds
             for i, ranker in enumerate(rankers):
                 started = time.perf_counter()
-                test_scores[i, fold] = _score(scorer, ranker, fold_test)
+                failed = id(ranker) in failures
+                test_scores[i, fold] = np.nan if failed else _score(scorer, ranker, fold_test)
                 score_times[i, fold] = time.perf_counter() - started
+        _report_failures(failures, n_settings * len(splits))
         self.cv_results_ = _results(grid, test_scores, fit_times, score_times)
         self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
         self.best_params_ = grid[self.best_index_]
@@ -170,14 +175,23 @@ class _RankerCV:
     def _scorer(self):
         return None if self.scoring is None else check_scoring(self._ranker(), scoring=self.scoring)
 
-    def _fit_fold(self, rankers, data):
+    def _fit_fold(self, rankers, data, failures):
         """Fit the rankers of one fold, in passes of networks that can
-        share one; yields (ranker indices, seconds per ranker) per pass."""
+        share one; yields (ranker indices, seconds per ranker) per pass.
+        A fit that raises is recorded in ``failures``."""
         started = time.perf_counter()
-        runs = [r._plan_new_fit(data.X, data.y, data.groups, data.sample_weight) for r in rankers]
+        runs = []
+        for ranker in rankers:
+            try:
+                runs.append(ranker._plan_new_fit(data.X, data.y, data.groups, data.sample_weight))
+            except Exception as error:
+                failures[id(ranker)] = error
+                runs.append(None)
         planned = (time.perf_counter() - started) / len(rankers)
         passes = []
         for i, run in enumerate(runs):
+            if run is None:
+                continue
             for members in passes:
                 if can_stack([runs[members[0]], run]):
                     members.append(i)
@@ -187,15 +201,36 @@ class _RankerCV:
         for members in passes:
             started = time.perf_counter()
             if len(members) == 1 and not can_stack([runs[members[0]]]):
-                only = members[0]  # L-BFGS, or standardized sparse rows: the ranker's own fit
-                rankers[only].fit(data.X, data.y, data.groups, data.sample_weight)
+                only = rankers[members[0]]  # L-BFGS, or standardized sparse rows: the ranker's own fit
+                try:
+                    only.fit(data.X, data.y, data.groups, data.sample_weight)
+                except Exception as error:
+                    failures[id(only)] = error
             else:
                 group = [runs[i] for i in members]
                 with single_threaded_blas(group[0].state.n_threads):
-                    fit_together(group)
-                for i in members:
-                    rankers[i]._publish(runs[i].model, runs[i].history, runs[i].options.resolved)
+                    errors = fit_together(group)
+                for i, error in zip(members, errors):
+                    if error is None:
+                        rankers[i]._publish(runs[i].model, runs[i].history, runs[i].options.resolved)
+                    else:
+                        failures[id(rankers[i])] = error
             yield members, planned + (time.perf_counter() - started) / len(members)
+
+
+def _report_failures(failures, n_fits):
+    """As ``GridSearchCV`` with ``error_score=np.nan``: failed fits score
+    NaN, with a warning naming their errors; all of them failing is an
+    error."""
+    if not failures:
+        return
+    summary = "\n".join(sorted({f"{type(e).__name__}: {e}" for e in failures.values()}))
+    if len(failures) == n_fits:
+        raise ValueError(f"All the {n_fits} fits failed. Their errors:\n{summary}")
+    warnings.warn(
+        f"{len(failures)} of the {n_fits} fits failed; their scores are NaN (ranked last). "
+        f"Their errors:\n{summary}", FitFailedWarning, stacklevel=3,
+    )
 
 
 class _FoldData:

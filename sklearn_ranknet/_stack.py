@@ -90,6 +90,7 @@ class _Net:
         self.first = np.ascontiguousarray(self.model.coefs[0].T)  # (width, n_inputs)
         self.active = True
         self.stopped = False
+        self.error = None  # the ValueError of weights gone non-finite
         self.columns = None
 
     @property
@@ -239,6 +240,12 @@ def fit_together(runs, counts=None):
         Each network's multiplicity of every query of the training set (a
         bootstrap sample of whole queries: 0 leaves a query out), or None
         for every query once.
+
+    Returns
+    -------
+    errors : list of (ValueError or None)
+        For each run, the error its fit alone would have raised (weights
+        gone non-finite: that network left the stack then), or None.
     """
     counts = [None] * len(runs) if counts is None else counts
     nets = [_Net(run, c) for run, c in zip(runs, counts)]
@@ -288,9 +295,18 @@ def fit_together(runs, counts=None):
         order = stream.permutation(train.n_queries)
         for positions, queries, offsets in _epoch_batches(train, order, batch_size):
             _step(stack, lead.model, train, positions, queries, offsets, noise, stream, n_threads)
+        for net in stack.active:
+            try:
+                _check_finite(net.model, net.options)
+            except ValueError as error:  # this network fails; the others go on
+                net.error = error
+                stack.leave(net)
+        if any(not net.active for net in stack.active):
+            stack.pack()
+        if not stack.active:
+            break
         active = stack.active
         for net in active:
-            _check_finite(net.model, net.options)
             if net.averaging is not None:
                 net.averaging.hand_over(net.params)
         values = _loss_values(stack, lead.model, loss, n_threads)
@@ -307,15 +323,16 @@ def fit_together(runs, counts=None):
         if not stack.active:
             break
     for net in nets:
-        best = net.monitor.finish(net.stopped, net.options.max_iter)
-        if net.averaging is not None:
-            net.averaging.hand_over(net.params)
-        if best is not None:
-            for param, value in zip(net.params, best):
-                param[...] = value
-        model = net.model
-        model.coefs[0] = np.ascontiguousarray(net.first.T)
+        if net.error is None:
+            best = net.monitor.finish(net.stopped, net.options.max_iter)
+            if net.averaging is not None:
+                net.averaging.hand_over(net.params)
+            if best is not None:
+                for param, value in zip(net.params, best):
+                    param[...] = value
+        net.model.coefs[0] = np.ascontiguousarray(net.first.T)
         net.state.optimizer = net.state.weight_average = net.state.noise = None
+    return [net.error for net in nets]
 
 
 def _step(stack, model, train, positions, queries, offsets, noise, stream, n_threads):

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 import sklearn
 from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV, GroupKFold, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_ranknet import (
-    LambdaRankRanker, LambdaRankRankerCV, ListNetRanker, ListNetRankerCV, RankNetRanker, RankNetRankerCV,
+    BaggingRanker, LambdaRankRanker, LambdaRankRankerCV, ListNetRanker, ListNetRankerCV, RankNetRanker, RankNetRankerCV,
 )
 from sklearn_ranknet import _cv
 from sklearn_ranknet._stack import fit_together
@@ -209,3 +210,25 @@ def test_parameters_are_the_rankers_and_the_searchs(cv_class, ranker_class):
     for name in ("param_grid", "cv", "scoring"):
         assert name in cv_class.__doc__
     assert "warm_start :" not in cv_class.__doc__
+
+
+def test_failed_fits_score_nan_as_in_gridsearchcv():
+    # A step so large that the weights overflow: that setting's fits fail
+    # (and leave their pass), the other settings go on.
+    X, y, groups = _data()
+    grid = {"learning_rate_init": [1e-3, 1e300]}
+    search = LambdaRankRankerCV(grid, cv=3, **FIXED)
+    with pytest.warns(FitFailedWarning, match=r"(?s)3 of the 6 fits failed.*non-finite weights"):
+        search.fit(X, y, groups)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.isfinite(scores[0]) and np.isnan(scores[1])
+    assert list(search.cv_results_["rank_test_score"]) == [1, 2]
+    assert search.best_params_ == {"learning_rate_init": 1e-3}
+    with pytest.raises(ValueError, match="All the 3 fits failed"):
+        LambdaRankRankerCV({"learning_rate_init": [1e300]}, cv=3, **FIXED).fit(X, y, groups)
+
+
+def test_a_member_whose_weights_overflow_fails_the_bag_as_its_fit_would():
+    X, y, groups = _data()
+    with pytest.raises(ValueError, match="non-finite weights"):
+        BaggingRanker(LambdaRankRanker(**dict(FIXED, learning_rate_init=1e300)), n_estimators=2).fit(X, y, groups)
