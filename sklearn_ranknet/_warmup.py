@@ -1,0 +1,266 @@
+"""Compiling a first fit's kernels in the background, from the import on.
+
+A new user's first process compiles every Numba kernel it calls, seconds of
+it (``docs/benchmarks.md``, "Cold start"). So ``import sklearn_ranknet``
+starts one daemon thread that compiles, in a fixed order (:func:`signatures`:
+what every fit needs first, then LambdaRank, NDCG, RankNet, ListNet and
+MAP), the kernel signatures that a default fit of each ranker and the NDCG
+and MAP metrics need on float64 data, while the user's script goes on (reads
+its data, builds its pipeline). With a warm cache the thread only loads the
+cached kernels. Nothing else changes: the kernels and their results are the
+same, and the cache is filled as by the calls themselves.
+
+A call that needs a kernel the thread has not compiled yet compiles it
+itself, first: the thread waits while any other thread is in Numba's
+compiler, so a call waits at most for the one signature in progress (a call
+on that very signature waits for it on Numba's compiler lock, then finds it
+compiled). Numba compiles one function at a time per process, so the thread
+saves the user the compilation that overlaps their own work, not more.
+
+Set the environment variable ``SKLEARN_RANKNET_WARMUP=0`` (or ``false``,
+``no``, ``off``) before the import to switch it off: then no thread is
+started and each kernel is compiled when first called, as before.
+
+Where it does not run, and how it stays out of the way:
+
+- worker processes (multiprocessing, loky and Dask workers, whose parent
+  started them) and ``NUMBA_DISABLE_JIT=1`` start no thread: a worker
+  compiles only what it calls;
+- it prints nothing: an error (a cache directory that cannot be written
+  after all, a kernel that no longer takes the listed types) skips that
+  signature silently, and the call that needs it compiles it and reports;
+- ``os.fork`` waits for the signature in progress and holds Numba's
+  compiler lock across the fork, so a child never inherits that lock from a
+  thread it does not have; the child compiles what it calls itself (the
+  warm-up does not go on in the child). ``subprocess`` does not wait (it
+  runs no fork hooks);
+- at interpreter exit an ``atexit`` hook stops the thread and waits for the
+  signature in progress (LLVM must not be compiling while the interpreter
+  tears down): a script that exits at once with an empty cache waits that
+  long (at most the longest signature, LambdaRank's kernel, a few seconds).
+"""
+
+import atexit
+import os
+import threading
+
+ENVIRONMENT_VARIABLE = "SKLEARN_RANKNET_WARMUP"
+_OFF = frozenset({"0", "false", "no", "off"})
+# The longest wait at exit for the signature in progress: a compile that
+# takes longer is stuck, and the interpreter may as well go on.
+_EXIT_WAIT_S = 60.0
+# While another thread is in Numba's compiler, check again this often (it
+# also wakes us when it leaves).
+_POLL_S = 0.05
+
+
+def signatures():
+    """The warm-up's ``(dispatcher, argument types)``, in the order compiled.
+
+    The signatures a default fit of each ranker, ``ndcg_score`` and
+    ``map_score`` compile on float64 inputs (the kernels' array type is
+    :func:`._jit.as_kernel_array`'s: C-contiguous, writeable). Not listed:
+    the ranked AP pass (``map_score`` needs it only for AP@k or tied scores),
+    the soft-target RankNet kernel, the standard-scaling gather and the
+    float32 variants, which only non-default options compile.
+    """
+    from numba import types
+
+    from . import _inputs, _network, _optim
+    from ._kernels import listwise, metrics, pair_lambdas
+
+    f8, i8, b1 = types.float64, types.int64, types.boolean
+    F, F2, I, B = types.float64[::1], types.float64[:, ::1], types.int64[::1], types.boolean[::1]
+    return [
+        # Every fit: the rows of a minibatch, the network's last layers, Adam.
+        (_inputs._gather_encoded, (F2, I, I, F, F, F, F, F, F, F2)),
+        (_network._last_hidden_forward, (F2, F, F, F, i8, F)),
+        (_network._last_hidden_backward, (F2, F, F, i8, F2, F, F)),
+        (_optim._adam_step, (F, F, F, F, f8, f8, f8, f8, f8)),
+        # LambdaRank's and ListNet's label gains, LambdaRank's lambdas.
+        (metrics.label_gains, (F, b1)),
+        (pair_lambdas.lambdarank_chunk, (F, F, I, F, I, I, F, F, i8, i8, b1, f8, b1, F, F, i8, i8)),
+        # NDCG: score(), early stopping and ndcg_score.
+        (metrics.ndcg_chunk, (F, F, I, b1, F, i8, b1, F, B, i8, i8)),
+        (pair_lambdas.ranknet_chunk, (F, F, I, f8, b1, F, F, i8, i8)),
+        (listwise.softmax_chunk, (F, F, I, f8, b1, F, F, i8, i8)),
+        # map_score over whole lists.
+        (metrics.ap_whole_chunk, (F, F, I, i8, F, B, B, i8, i8)),
+    ]
+
+
+def enabled():
+    """Whether this process starts the warm-up at import (see the module
+    docstring)."""
+    if os.environ.get(ENVIRONMENT_VARIABLE, "1").strip().lower() in _OFF:
+        return False
+    import multiprocessing
+
+    import numba
+
+    return multiprocessing.parent_process() is None and not numba.config.DISABLE_JIT
+
+
+class _Warmup:
+    """One warm-up: its thread, and a count of the other threads in Numba's
+    compiler (fed by Numba's compiler-lock events) that it waits on."""
+
+    def __init__(self, items):
+        from numba.core import event
+
+        self.items = items
+        self.cond = threading.Condition()
+        self.others = 0  # other threads inside Numba's compiler lock
+        self.stopping = False
+        self.holding_for_fork = False
+        self.thread = threading.Thread(target=self._run, name="sklearn_ranknet-warmup", daemon=True)
+        self.listener = _OthersCompiling(self)
+        event.register("numba:compiler_lock", self.listener)
+
+    def start(self):
+        self.thread.start()
+
+    def _run(self):
+        try:
+            for dispatcher, argtypes in self.items:
+                with self.cond:
+                    while self.others > 0 and not self.stopping:
+                        self.cond.wait(_POLL_S)
+                    if self.stopping:
+                        return
+                try:
+                    dispatcher.compile(argtypes)
+                except Exception:  # the call that needs it compiles it and raises
+                    pass
+        except BaseException:  # never a traceback from this thread
+            pass
+        finally:
+            self._unregister()
+
+    def _unregister(self):
+        from numba.core import event
+
+        try:
+            event.unregister("numba:compiler_lock", self.listener)
+        except (KeyError, ValueError):
+            pass
+
+    def stop(self, timeout):
+        with self.cond:
+            self.stopping = True
+            self.cond.notify_all()
+        if self.thread.is_alive() and self.thread is not threading.current_thread():
+            self.thread.join(timeout)
+
+
+def _other_thread_event(warmup):
+    return threading.get_ident() != warmup.thread.ident
+
+
+class _OthersCompiling:
+    """A Numba event listener: counts the threads other than the warm-up's
+    between entering and leaving Numba's compiler lock."""
+
+    def __new__(cls, warmup):
+        from numba.core import event
+
+        class Listener(event.Listener):
+            def on_start(self, _event):
+                if _other_thread_event(warmup):
+                    with warmup.cond:
+                        warmup.others += 1
+
+            def on_end(self, _event):
+                if _other_thread_event(warmup):
+                    with warmup.cond:
+                        warmup.others = max(warmup.others - 1, 0)
+                        if warmup.others == 0:
+                            warmup.cond.notify_all()
+
+        return Listener()
+
+
+_current = None
+
+
+def start():
+    """Start the warm-up unless it is switched off or already running (called
+    by ``sklearn_ranknet/__init__.py``). Returns whether a thread started."""
+    global _current
+    if _current is not None or not enabled():
+        return False
+    try:
+        from numba.core import entrypoints
+
+        # Numba loads third-party extensions at its first compile: here, on
+        # the importing thread, rather than as imports from the warm-up.
+        entrypoints.init_all()
+        warmup = _Warmup(signatures())
+        warmup.start()
+    except Exception:
+        return False
+    _current = warmup
+    return True
+
+
+def wait(timeout=None):
+    """Wait until the warm-up has finished (or ``timeout`` seconds); returns
+    True when no warm-up is running any more. For tests and benchmarks."""
+    warmup = _current
+    if warmup is None:
+        return True
+    warmup.thread.join(timeout)
+    return not warmup.thread.is_alive()
+
+
+def running():
+    """Whether a warm-up thread is alive in this process."""
+    return _current is not None and _current.thread.is_alive()
+
+
+@atexit.register
+def _stop_at_exit():
+    warmup = _current
+    if warmup is not None:
+        warmup.stop(_EXIT_WAIT_S)
+
+
+def _before_fork():
+    warmup = _current
+    if warmup is None or not warmup.thread.is_alive():
+        return
+    from numba.core.compiler_lock import global_compiler_lock
+
+    # Entering the lock counts as another thread compiling: the warm-up
+    # starts nothing new, and the signature in progress finishes first.
+    global_compiler_lock.acquire()
+    warmup.holding_for_fork = True
+
+
+def _after_fork_in_parent():
+    warmup = _current
+    if warmup is not None and warmup.holding_for_fork:
+        from numba.core.compiler_lock import global_compiler_lock
+
+        warmup.holding_for_fork = False
+        global_compiler_lock.release()
+
+
+def _after_fork_in_child():
+    # The child has no warm-up thread, and its warm-up's condition lock may
+    # have been held by that thread at the fork: leave it alone. Unregister
+    # the listener first (releasing the compiler lock triggers it).
+    global _current
+    warmup, _current = _current, None
+    if warmup is None:
+        return
+    warmup._unregister()
+    if warmup.holding_for_fork:
+        from numba.core.compiler_lock import global_compiler_lock
+
+        global_compiler_lock.release()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
