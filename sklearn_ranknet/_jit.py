@@ -53,6 +53,13 @@ ERROR_MODEL = "numpy"
 # reduction) is compiled without it.
 FASTMATH_IN_ORDER = FASTMATH - {"reassoc"}
 
+# Numba compiles a C-ABI wrapper beside every function, for its ctypes
+# address and for passing it as a first-class function into other compiled
+# code; nothing here does either (kernels are called from Python or call each
+# other directly). Without the wrappers a first process compiles about 10 %
+# less (docs/benchmarks.md, "Cold start").
+NO_CFUNC_WRAPPER = True
+
 
 def jit(func=None, *, in_order=False, inline=False):
     """Compile a function with the package's Numba policy.
@@ -92,7 +99,7 @@ def jit(func=None, *, in_order=False, inline=False):
         return lambda f: jit(f, in_order=in_order, inline=inline)
     fastmath = FASTMATH_IN_ORDER if in_order else FASTMATH
     options = dict(nogil=True, fastmath=set(fastmath), error_model=ERROR_MODEL,
-                   inline="always" if inline else "never")
+                   inline="always" if inline else "never", no_cfunc_wrapper=NO_CFUNC_WRAPPER)
     try:
         return numba.njit(cache=True, **options)(func)
     except RuntimeError as exc:  # numba: "no locator available for file"
