@@ -56,8 +56,8 @@ FASTMATH_IN_ORDER = FASTMATH - {"reassoc"}
 # Numba compiles a C-ABI wrapper beside every function, for its ctypes
 # address and for passing it as a first-class function into other compiled
 # code; nothing here does either (kernels are called from Python or call each
-# other directly). Without the wrappers a first process compiles about 10 %
-# less (docs/benchmarks.md, "Cold start").
+# other directly), so leaving them out only saves compilation in a first
+# process (not measured on its own: docs/benchmarks.md, "Cold start").
 NO_CFUNC_WRAPPER = True
 
 
