@@ -431,7 +431,7 @@ def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawa
     if failed is not None:  # as the member's own fit would have
         raise failed
     for member, run in zip(members, runs):
-        member._publish(run.model, run.history, run.options.resolved)
+        member._publish(run.published_model, run.history, run.options.resolved)
     return members
 
 

@@ -80,6 +80,7 @@ class BaseRanker(BaseEstimator):
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "input_noise": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "ema_momentum": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="left")],
+        "precision": [StrOptions({"auto", "float32", "float64"})],
         "query_column": QUERY_COLUMN_CONSTRAINT,
     }
 
@@ -109,6 +110,7 @@ class BaseRanker(BaseEstimator):
         dropout,
         input_noise,
         ema_momentum,
+        precision,
         query_column,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -132,6 +134,7 @@ class BaseRanker(BaseEstimator):
         self.dropout = dropout
         self.input_noise = input_noise
         self.ema_momentum = ema_momentum
+        self.precision = precision
         self.query_column = query_column
 
 
@@ -162,8 +165,10 @@ class BaseRanker(BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Feature vectors of (query, document) pairs, never copied when
-            dense. float32 input trains a float32 model; other dtypes are
-            converted to float64. See :ref:`performance` for CSR input.
+            dense. float32 input gives a float32 model; other dtypes are
+            converted to float64. The network trains in ``precision``
+            (float32 by default for the stochastic solvers). See
+            :ref:`performance` for CSR input.
         y : array-like of shape (n_samples,)
             Graded relevance of each row, finite and >= 0 (e.g. 0..4).
         groups : array-like of shape (n_samples,), default=None
@@ -388,8 +393,8 @@ class BaseRanker(BaseEstimator):
         )
         X = _summed_duplicates(X)
         if not first_call and X.dtype != self._model.dtype:
-            # A model keeps the precision it was first fitted in.
-            X = _in_model_precision(X, self._model.dtype, method)
+            # A model keeps the dtype it was first fitted in.
+            X = _in_precision(X, self._model.dtype, _continued(method))
         if X.shape[0] < 1:
             raise ValueError("X has no rows; there is nothing to rank.")
         if y.dtype.kind not in "biuf":
@@ -410,7 +415,7 @@ class BaseRanker(BaseEstimator):
                 run.model = _training.fit_lbfgs(run.model, run.state, run.data, run.options, run.history)
             else:
                 _training.fit_stochastic(run.model, run.state, run.data, run.options, run.history, incremental)
-        self._publish(run.model, run.history, run.options.resolved)
+        self._publish(run.published_model, run.history, run.options.resolved)
         return self
 
     def _plan_new_fit(self, X, y, groups=None, sample_weight=None):
@@ -443,6 +448,12 @@ class BaseRanker(BaseEstimator):
         if not first_call:
             self._check_same_network()
         model = self._new_model(data, resolved) if first_call else self._model
+        published = model.dtype  # X's, as MLPRegressor's weights are
+        precision = np.dtype(resolved.precision)
+        if precision != published:
+            if model.scaling is None:  # raw rows go to the network: they must fit its dtype
+                _in_precision(data.X, precision, f"precision={resolved.precision!r}")
+            model = model.astype(precision)
         state = self._fit_state
         options = Options.of(self.get_params(deep=False), resolved)
         # Threads for this fit only: 1 when a minibatch gives the pool
@@ -452,7 +463,7 @@ class BaseRanker(BaseEstimator):
             else 1
         )
         state.dropout, state.input_noise = self.dropout, resolved.input_noise
-        return _training.Run(model, state, data, options, self._history())
+        return _training.Run(model, state, data, options, self._history(), published)
 
     def _new_model(self, data, resolved):
         """A network of the resolved width on the input scaling of
@@ -470,10 +481,11 @@ class BaseRanker(BaseEstimator):
     def _resolve(self, shape, incremental, distributed=False):
         """The fit's :class:`~sklearn_ranknet._resolve.Resolved` values (a
         fitted network keeps its width)."""
-        fitted = self._model.hidden_layer_sizes if hasattr(self, "_model") else None
+        fitted = hasattr(self, "_model")
         return resolve(
             self.get_params(deep=False), self._AUTO, shape, incremental=incremental, distributed=distributed,
-            fitted_widths=fitted,
+            fitted_widths=self._model.hidden_layer_sizes if fitted else None,
+            fitted_precision=getattr(self, "precision_", None) if fitted else None,
         )
 
     def _history(self):
@@ -515,6 +527,9 @@ class BaseRanker(BaseEstimator):
             changes.append(f"hidden_layer_sizes={wanted} (fitted: {fitted})")
         if scaling != self.feature_scaling:
             changes.append(f"feature_scaling={self.feature_scaling!r} (fitted: {scaling!r})")
+        fitted_precision = getattr(self, "precision_", None)
+        if self.precision != "auto" and fitted_precision is not None and self.precision != fitted_precision:
+            changes.append(f"precision={self.precision!r} (fitted: {fitted_precision!r})")
         if changes:
             raise ValueError(
                 "warm_start=True and partial_fit continue the fitted network, which "
@@ -552,22 +567,24 @@ def _summed_duplicates(X):
     return X
 
 
-def _in_model_precision(X, dtype, method):
-    """``X`` cast to ``dtype``, the precision of a model fitted before (a
-    float32 model continued by ``partial_fit`` or ``warm_start`` on float64
-    rows), or an error if a finite value of ``X`` lies beyond that dtype's
-    range: the cast would turn it into inf, which no check after it looks
-    for, and the fit would train on it silently (or fail later with a
-    message about the learning rate)."""
+def _continued(method):
+    return f"the precision this model was first fitted in, which {'warm_start' if method == 'fit' else method} keeps"
+
+
+def _in_precision(X, dtype, reason):
+    """``X`` cast to ``dtype`` (that of a model fitted before, or the
+    precision raw rows train in), or an error if a finite value of ``X`` lies beyond
+    that dtype's range: the cast would turn it into inf, which no check
+    after it looks for, and the fit would train on it silently (or fail
+    later with a message about the learning rate)."""
     with np.errstate(over="ignore"):
         cast = X.astype(dtype)
     values = cast.data if sp.issparse(cast) else cast
     if not np.isfinite(values).all():
         raise ValueError(
             f"X holds values beyond the range of {np.dtype(dtype)} (magnitude above "
-            f"{np.finfo(dtype).max:g}), the precision this model was first fitted in and that "
-            f"{'warm_start' if method == 'fit' else method} keeps. Rescale those features, or fit a new "
-            "model on float64 X."
+            f"{np.finfo(dtype).max:g}), {reason}. Rescale those features, or fit a new "
+            'model with precision="float64".'
         )
     return cast
 

@@ -212,7 +212,7 @@ class _RankerCV:
                     errors = fit_together(group)
                 for i, error in zip(members, errors):
                     if error is None:
-                        rankers[i]._publish(runs[i].model, runs[i].history, runs[i].options.resolved)
+                        rankers[i]._publish(runs[i].published_model, runs[i].history, runs[i].options.resolved)
                     else:
                         failures[id(rankers[i])] = error
             yield members, planned + (time.perf_counter() - started) / len(members)
@@ -393,6 +393,7 @@ class LambdaRankRankerCV(_RankerCV, LambdaRankRanker):
         dropout=0.0,
         input_noise='auto',
         ema_momentum='auto',
+        precision='auto',
         query_column=None,
         metric='ndcg',
         k=None,
@@ -434,6 +435,7 @@ class RankNetRankerCV(_RankerCV, RankNetRanker):
         dropout=0.0,
         input_noise='auto',
         ema_momentum='auto',
+        precision='auto',
         query_column=None,
         pair_targets='hard',
     ):
@@ -471,6 +473,7 @@ class ListNetRankerCV(_RankerCV, ListNetRanker):
         dropout=0.0,
         input_noise='auto',
         ema_momentum='auto',
+        precision='auto',
         query_column=None,
         gain='exponential',
     ):

@@ -234,13 +234,16 @@ class InputScaling:
         scale[scale < np.finfo(dtype).tiny] = 1.0
         return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding)
 
-    def rows(self, X, index):
+    def rows(self, X, index, dtype=None):
         """The rows of ``X`` at ``index`` as the network takes them: a new
         array (``X`` is never modified), transformed, and standardized when
         dense (and CSR too dense to stay sparse, a block at a time: see
-        :func:`stays_sparse`)."""
+        :func:`stays_sparse`), computed in ``X``'s dtype and stored in
+        ``dtype`` (default: ``X``'s; a float32 network's rows are rounded
+        once, after scaling)."""
+        dtype = X.dtype if dtype is None else np.dtype(dtype)
         if sp.issparse(X) and not stays_sparse(X):  # then the dense path, fused below
-            return self.rows(gather_rows(X, index), slice(None))
+            return self.rows(gather_rows(X, index), slice(None), dtype)
         if self.kind in ("standard", "piecewise") and _has_kernel_dtype(X):
             if not _gathers_in_one_pass(X, index):
                 # Fortran order (a DataFrame's values), read-only (pandas 3,
@@ -249,7 +252,7 @@ class InputScaling:
                 # passes over the wider encoded block took twice as long).
                 X, index = np.require(X[index], requirements=["C", "W"]), slice(None)
             rows = np.arange(*index.indices(X.shape[0])) if isinstance(index, slice) else index
-            block = np.empty((len(rows), self.n_inputs), dtype=X.dtype)
+            block = np.empty((len(rows), self.n_inputs), dtype=dtype)
             if self.encoding is None:
                 _gather_standardized(X, rows, self.mean, self.inv_scale, block)
             else:
@@ -260,12 +263,12 @@ class InputScaling:
             return block
         block = transformed_rows(self.kind, X, index, self.encoding)
         if sp.issparse(block):
-            return block
+            return block.astype(dtype, copy=False)
         if np.may_share_memory(block, X):
             block = block.copy()
         block -= self.mean
         block *= self.inv_scale
-        return block
+        return block.astype(dtype, copy=False)
 
     def network_params(self, X, coefs, intercepts):
         """The parameters to run on rows of ``X`` given by :meth:`rows`:
@@ -274,16 +277,20 @@ class InputScaling:
         if not stays_sparse(X):
             return coefs, intercepts
         W, b = coefs[0], intercepts[0]
-        W_eff = W / self.scale[:, None]
-        b_eff = b - (self.mean / self.scale) @ W
+        # In the network's precision, which may be narrower than X's.
+        mean, scale = self.mean.astype(W.dtype, copy=False), self.scale.astype(W.dtype, copy=False)
+        W_eff = W / scale[:, None]
+        b_eff = b - (mean / scale) @ W
         return [W_eff, *coefs[1:]], [b_eff, *intercepts[1:]]
 
     def model_gradient(self, X, coef_grads, intercept_grads):
         """Gradients with respect to :meth:`network_params` -> gradients with
         respect to the model's own parameters, in place."""
         if stays_sparse(X):
-            coef_grads[0] /= self.scale[:, None]
-            coef_grads[0] -= np.outer(self.mean / self.scale, intercept_grads[0])
+            dtype = coef_grads[0].dtype
+            mean, scale = self.mean.astype(dtype, copy=False), self.scale.astype(dtype, copy=False)
+            coef_grads[0] /= scale[:, None]
+            coef_grads[0] -= np.outer(mean / scale, intercept_grads[0])
         return coef_grads, intercept_grads
 
 

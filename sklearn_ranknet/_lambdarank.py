@@ -105,6 +105,19 @@ class LambdaRankRanker(BaseRanker):
         average, and 0 keeps the last step's weights. "auto" averages when
         no validation set is held out (see :ref:`auto-values`); the value
         used is ``ema_momentum_``.
+    precision : {"auto", "float32", "float64"}, default="auto"
+        The floating-point type the network trains in. float32 moves half
+        the bytes, and its products run faster (see :ref:`performance`);
+        the rows are scaled in their own dtype before the cast, and the
+        lambdas are summed in float64 either way. "auto" trains a
+        stochastic fit (``solver="adam"`` or ``"sgd"``) of float64 ``X``
+        in float32 when the input scaling makes dense inputs of it (not for
+        ``feature_scaling=None``, nor for CSR that stays sparse under
+        ``"standard"``), and otherwise trains in ``X``'s dtype (see
+        :ref:`auto-values`); the value used is ``precision_``. The fitted
+        weights are published in ``X``'s dtype either way (float32 values
+        held exactly in float64), and a continued fit (``warm_start``,
+        ``partial_fit``) keeps the precision of the first.
     query_column : str, int or None, default=None
         A column of ``X`` that holds the query ids (a DataFrame column name
         or a position): ``fit``, ``partial_fit``, ``predict`` and ``score``
@@ -173,6 +186,8 @@ class LambdaRankRanker(BaseRanker):
         The ``input_noise`` used, with "auto" resolved.
     ema_momentum_ : float
         The ``ema_momentum`` used, with "auto" resolved.
+    precision_ : str
+        The ``precision`` used, with "auto" resolved.
     normalize_lambdas_ : bool
         The ``normalize_lambdas`` used, with "auto" resolved.
     n_features_in_ : int
@@ -257,6 +272,7 @@ class LambdaRankRanker(BaseRanker):
         dropout=0.0,
         input_noise="auto",
         ema_momentum="auto",
+        precision="auto",
         query_column=None,
         metric="ndcg",
         k=None,
@@ -286,6 +302,7 @@ class LambdaRankRanker(BaseRanker):
             dropout=dropout,
             input_noise=input_noise,
             ema_momentum=ema_momentum,
+            precision=precision,
             query_column=query_column,
         )
         self.metric = metric

@@ -53,6 +53,18 @@ class RankingModel:
             activation, scaling,
         )
 
+    def astype(self, dtype):
+        """This model with its weights in ``dtype`` (itself when they are in
+        it already): the precision a fit trains in, and the one it
+        publishes. The input scaling stays in the dtype it was fitted in:
+        rows are scaled in it, then cast (:meth:`inputs`)."""
+        if self.dtype == np.dtype(dtype):
+            return self
+        return RankingModel(
+            [c.astype(dtype) for c in self.coefs], [b.astype(dtype) for b in self.intercepts], self.activation,
+            self.scaling,
+        )
+
     @property
     def params(self):
         """Every parameter array, weights then intercepts: what the optimizer
@@ -98,12 +110,17 @@ class RankingModel:
             return self.coefs, self.intercepts
         return self.scaling.network_params(X, self.coefs, self.intercepts)
 
-    def inputs(self, X, index):
+    def inputs(self, X, index, dtype=None):
         """Rows ``index`` of ``X`` as the network takes them (with input
-        scaling, a new array, scaled)."""
-        if self.scaling is None:
-            return gather_rows(X, index)
-        return self.scaling.rows(X, index)
+        scaling, a new array, scaled), in the network's precision: a
+        float32 network trained on float64 rows gets them scaled in float64
+        and then cast, so that a feature far from 0 keeps its resolution
+        (``dtype`` chooses another)."""
+        dtype = self.dtype if dtype is None else dtype
+        if self.scaling is not None:
+            return self.scaling.rows(X, index, dtype)
+        rows = gather_rows(X, index)
+        return rows if rows.dtype == dtype else rows.astype(dtype)
 
     def own_gradients(self, X, coef_grads, intercept_grads):
         """Gradients for :meth:`layers` on rows of ``X`` -> gradients of the
@@ -143,8 +160,10 @@ class RankingModel:
             scores = []
             for start in range(0, X.shape[0], step):
                 index = slice(start, start + step)
+                # In X's dtype, or float64 when either is (not the
+                # network's precision, which is the training's).
                 rows = self.inputs(gather_rows(X, index).astype(np.float64), slice(None)) if widen \
-                    else self.inputs(X, index)
+                    else self.inputs(X, index, np.promote_types(X.dtype, self.dtype))
                 scores.append(_network.predict_scores(rows, coefs, intercepts, self.activation))
         return _finite_scores(np.concatenate(scores))
 

@@ -16,6 +16,7 @@ from numbers import Integral
 
 import numpy as np
 
+from ._inputs import stays_sparse
 from ._noise import AUTO_INPUT_NOISE, auto_input_noise
 
 #: Training rows from which data counts as large: early stopping turns on
@@ -77,16 +78,19 @@ class DataShape:
         Those queries, where the rows are at hand (None on Dask): the
         small-data rules that look at the features (the noise level, the
         scaling within queries) read them, on demand.
+    dtype : numpy dtype, default=float64
+        The dtype of the training rows.
     """
 
-    def __init__(self, n_rows, n_queries, data=None):
+    def __init__(self, n_rows, n_queries, data=None, dtype=np.float64):
         self.n_rows, self.n_queries, self.data = n_rows, n_queries, data
+        self.dtype = np.dtype(dtype)
 
     @classmethod
     def of(cls, data):
         """The shape of a ``TrainingSet``: its queries of positive weight."""
         weighted = data.weighted
-        return cls(len(weighted.rows), weighted.n_queries, weighted)
+        return cls(len(weighted.rows), weighted.n_queries, weighted, data.X.dtype)
 
 
 @dataclass(frozen=True)
@@ -102,11 +106,14 @@ class Resolved:
     ema_momentum: float
     input_noise: float
     normalize_lambdas: bool
+    #: The dtype the network trains in: "float32" or "float64".
+    precision: str
     #: Whether the small-data, scaled-within-queries values applied.
     query_scaled: bool
 
 
-def resolve(params, rules, shape, *, incremental=False, distributed=False, fitted_widths=None):
+def resolve(params, rules, shape, *, incremental=False, distributed=False, fitted_widths=None,
+            fitted_precision=None):
     """The values of a fit, "auto" resolved.
 
     Parameters
@@ -125,6 +132,8 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
     fitted_widths : tuple or None, default=None
         The hidden layers of a fitted network that this fit continues
         (``warm_start``, ``partial_fit``): it keeps them.
+    fitted_precision : {"float32", "float64"} or None, default=None
+        The precision that fitted network trained in: it keeps it too.
 
     Returns
     -------
@@ -174,6 +183,10 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
         patience = PATIENCE if shape.n_rows < PATIENCE_LARGE_ROWS else PATIENCE_LARGE
     else:
         patience = params["n_iter_no_change"]
+    if auto("precision"):
+        precision = fitted_precision or _auto_precision(params, shape, stochastic, distributed)
+    else:
+        precision = params.get("precision", shape.dtype.name)
     normalize = params.get("normalize_lambdas", False)
     if auto("normalize_lambdas"):
         normalize = rules.normalize_lambdas[0] if small_fit else rules.normalize_lambdas[1]
@@ -187,8 +200,25 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
         ema_momentum=ema,
         input_noise=noise,
         normalize_lambdas=bool(normalize),
+        precision=precision,
         query_scaled=query_scaled,
     )
+
+
+def _auto_precision(params, shape, stochastic, distributed):
+    """float32 for a stochastic fit of float64 rows in hand that the input
+    scaling turns into dense network inputs: float32 products take about
+    half the time, the rows are scaled in float64 before the cast (so a
+    feature far from 0 keeps its resolution), and the lambdas stay float64.
+    Otherwise the rows' own dtype: L-BFGS's line search and curvature pairs
+    want float64, raw rows (``feature_scaling=None``) would be rounded
+    before anything else, CSR that stays sparse gains little, and on Dask
+    the partitions train as they are."""
+    if not stochastic or distributed or shape.dtype != np.float64 or params["feature_scaling"] is None:
+        return shape.dtype.name
+    if params["feature_scaling"] == "standard" and shape.data is not None and stays_sparse(shape.data.X):
+        return shape.dtype.name
+    return "float32"
 
 
 def auto_parameters(constraints):

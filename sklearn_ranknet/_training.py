@@ -356,6 +356,14 @@ class Run:
     data: TrainingSet
     options: Options
     history: "History"
+    #: The dtype the fitted model is published in (the first fit's X's),
+    #: which may differ from the precision the model trains in.
+    published: object = None
+
+    @property
+    def published_model(self):
+        """The trained model, in the published dtype."""
+        return self.model if self.published is None else self.model.astype(self.published)
 
 
 class History:

@@ -58,11 +58,12 @@ def signatures():
     """The warm-up's ``(dispatcher, argument types)``, in the order compiled.
 
     The signatures a default fit of each ranker, ``ndcg_score`` and
-    ``map_score`` compile on float64 inputs (the kernels' array type is
+    ``map_score`` compile on float64 inputs (a network trained in float32) (the kernels' array type is
     :func:`._jit.as_kernel_array`'s: C-contiguous, writeable). Not listed:
     the ranked AP pass (``map_score`` needs it only for AP@k or tied scores),
     the soft-target RankNet kernel, the standard-scaling gather and the
-    float32 variants, which only non-default options compile.
+    other float32 and float64 variants, which only non-default options or
+    inputs compile.
     """
     from numba import types
 
@@ -71,12 +72,17 @@ def signatures():
 
     f8, i8, b1 = types.float64, types.int64, types.boolean
     F, F2, I, B = types.float64[::1], types.float64[:, ::1], types.int64[::1], types.boolean[::1]
+    S, S2 = types.float32[::1], types.float32[:, ::1]
     return [
-        # Every fit: the rows of a minibatch, the network's last layers, Adam.
+        # Every fit: the rows of a minibatch (scaled in float64, stored in
+        # float32), the network's last layers and Adam in float32
+        # (precision="auto"); predict and score: the same in float64.
+        (_inputs._gather_encoded, (F2, I, I, F, F, F, F, F, F, S2)),
+        (_network._last_hidden_forward, (S2, S, S, S, i8, S)),
+        (_network._last_hidden_backward, (S2, S, S, i8, S2, S, S)),
+        (_optim._adam_step, (S, S, S, S, f8, f8, f8, f8, f8)),
         (_inputs._gather_encoded, (F2, I, I, F, F, F, F, F, F, F2)),
         (_network._last_hidden_forward, (F2, F, F, F, i8, F)),
-        (_network._last_hidden_backward, (F2, F, F, i8, F2, F, F)),
-        (_optim._adam_step, (F, F, F, F, f8, f8, f8, f8, f8)),
         # LambdaRank's and ListNet's label gains, LambdaRank's lambdas.
         (metrics.label_gains, (F, b1)),
         (pair_lambdas.lambdarank_chunk, (F, F, I, F, I, I, F, F, i8, i8, b1, f8, b1, F, F, i8, i8)),

@@ -448,6 +448,19 @@ def test_auto_input_noise_is_none_on_dask_and_a_number_reaches_the_workers(clien
     assert not np.array_equal(noisy.coefs_[0], off.coefs_[0])
 
 
+def test_dask_trains_in_the_dtype_of_x_and_refuses_another_precision(client, data):
+    # In memory "auto" trains float64 rows in float32; the partitions train
+    # as they are.
+    X, y, qid = data
+    params = {**QUICK, "max_iter": 2}
+    for dtype in (np.float64, np.float32):
+        dX, dy, dq = chunked(X.astype(dtype), y, qid, chunks=whole_query_chunks(qid, 3))
+        ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+        assert ranker.precision_ == np.dtype(dtype).name and ranker.coefs_[0].dtype == dtype
+    with pytest.raises(ValueError, match=r'keep precision="auto" and cast X'):
+        quiet_fit(skd.DaskLambdaRankRanker(**params, precision="float32"), dX, dy, groups=dq)
+
+
 def test_auto_lambda_normalization_is_off_on_dask_and_true_reaches_the_workers(client, data):
     # "auto" is for small data held in memory; on Dask it means off.
     X, y, qid = data

@@ -22,6 +22,12 @@ from ._data import FAST, RANKERS, SHORT_FIT, _initial_params, _random_ndcg, _sma
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
+#: The tests that follow float64 arithmetic exactly (the initial weights
+#: and the penalty's shrinkage) train in float64; "auto" would train these
+#: float64 rows in float32 (tests/test_precision.py).
+FLOAT64 = dict(precision="float64")
+
+
 @pytest.mark.parametrize("csr_path", list(CSR_PATHS))
 @pytest.mark.parametrize("hidden", [(), (6,)], ids=["linear", "mlp"])
 @pytest.mark.parametrize("cls", RANKERS)
@@ -192,7 +198,7 @@ def test_lambdarank_auto_alpha_follows_the_training_rows(n_queries, size, method
     ranker = LambdaRankRanker(
         solver="sgd", momentum=0.0, learning_rate_init=lr, max_iter=epochs, hidden_layer_sizes=(3,),
         batch_size=n_trained, early_stopping=False, ema_momentum=0.0, input_noise=0.0, random_state=0,
-        **FAST,
+        **FAST, **FLOAT64,
     )
     assert ranker.alpha == "auto"
     for _ in range(epochs if method == "partial_fit" else 1):
@@ -215,7 +221,7 @@ def test_auto_learning_rate_follows_the_training_queries(cls, n_queries, method,
     assert n_trained == n_queries
     ranker = cls(
         solver="sgd", momentum=0.0, alpha=1.0, max_iter=1, hidden_layer_sizes=(3,), batch_size=n_trained,
-        early_stopping=False, ema_momentum=0.0, input_noise=0.0, random_state=0, **FAST,
+        early_stopping=False, ema_momentum=0.0, input_noise=0.0, random_state=0, **FAST, **FLOAT64,
     )
     assert ranker.learning_rate_init == "auto"
     with warnings.catch_warnings():
@@ -254,7 +260,7 @@ def test_default_fits_on_a_few_dozen_queries_end_without_a_warning(cls, n_querie
 )
 def test_no_label_differing_pair_leaves_weights_unchanged_without_l2(cls, params):
     X, y, qid = _degenerate_queries(np.random.RandomState(0))
-    ranker = cls(alpha=0.0, max_iter=5, random_state=0, **FAST, **params).fit(X, y, groups=qid)
+    ranker = cls(alpha=0.0, max_iter=5, random_state=0, **FAST, **FLOAT64, **params).fit(X, y, groups=qid)
     coefs, intercepts = _initial_params(ranker, ranker.coefs_[0].shape[0])  # network inputs
     for got, start in zip(ranker.coefs_ + ranker.intercepts_, coefs + intercepts):
         np.testing.assert_array_equal(got, start)
@@ -272,7 +278,7 @@ def test_no_label_differing_pair_only_shrinks_weights(cls):
     lr, alpha, epochs = 0.1, 0.5 * n_queries, 4
     ranker = cls(
         solver="sgd", momentum=0.0, learning_rate_init=lr, alpha=alpha, max_iter=epochs,
-        hidden_layer_sizes=(3,), ema_momentum=0.0, random_state=0, **FAST,
+        hidden_layer_sizes=(3,), ema_momentum=0.0, random_state=0, **FAST, **FLOAT64,
     ).fit(X, y, groups=qid)
     coefs, intercepts = _initial_params(ranker, ranker.coefs_[0].shape[0])  # network inputs
     for got, start in zip(ranker.coefs_, coefs):

@@ -117,6 +117,7 @@ for cls in (LambdaRankRanker, RankNetRanker, ListNetRanker):
         for scaling in ("piecewise", "standard"):  # the fused gathers of _inputs, in fit and predict
             cls(hidden_layer_sizes=(4,), max_iter=2, feature_scaling=scaling).fit(data, y, groups=q).predict(data)
 LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, k=3, metric="map").fit(X, y, groups=q)
+RankNetRanker(hidden_layer_sizes=(4,), max_iter=2, precision="float64").fit(X, y, groups=q)
 LambdaRankRanker(hidden_layer_sizes=(), max_iter=2, gain="linear").fit(X, y, groups=q)
 RankNetRanker(hidden_layer_sizes=(), max_iter=2, solver="lbfgs").fit(X, y, groups=q)
 RankNetRanker(hidden_layer_sizes=(), max_iter=2, pair_targets="soft").fit(X, y32, groups=q)
@@ -137,10 +138,13 @@ for module in (metrics, pair_lambdas, listwise, sort):
 # Adam's pass compiles once per float dtype of the network, both fitted above.
 if sorted(str(s[0].dtype) for s in _optim._adam_step.signatures) != ["float32", "float64"]:
     many["_optim._adam_step"] = [str(s) for s in _optim._adam_step.signatures]
-# So do the fused gathers of rows (Fortran-ordered, read-only and strided X are
-# copied into C order a block at a time before they reach them).
+# The fused gathers of rows compile once per pair of X's dtype and the
+# network's (Fortran-ordered, read-only and strided X are copied into C order
+# a block at a time before they reach them): float64 rows also feed a
+# float32 network (precision="auto"), stored in float32 as they are scaled.
 for name in ("_gather_standardized", "_gather_encoded"):
-    if sorted(str(s[0].dtype) for s in getattr(_inputs, name).signatures) != ["float32", "float64"]:
+    pairs = sorted((str(s[0].dtype), str(s[-1].dtype)) for s in getattr(_inputs, name).signatures)
+    if pairs != [("float32", "float32"), ("float64", "float32"), ("float64", "float64")]:
         many[f"_inputs.{name}"] = [str(s) for s in getattr(_inputs, name).signatures]
 print(many)
 '''

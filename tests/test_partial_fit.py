@@ -74,6 +74,7 @@ def test_warm_start_continues_from_the_previous_weights(cls, solver):
         solver=solver, hidden_layer_sizes=(), max_iter=1, learning_rate_init=0.01, random_state=0,
         batch_size=len(np.unique(qid)), feature_scaling="standard", **FAST,  # one minibatch per epoch
         ema_momentum=0.0,  # the optimizer's arithmetic, on the trained weights
+        precision="float64",  # followed to 1e-8 below
     )
     warm = cls(warm_start=True, **kwargs).fit(X, y, groups=qid)
     after_one = [p.copy() for p in warm.coefs_ + warm.intercepts_]

@@ -15,11 +15,11 @@ from sklearn_ranknet.datasets import make_ranking
 from ._data import RANKERS
 
 AUTO = {
-    RankNetRanker: {"batch_size", "n_iter_no_change", "early_stopping", "input_noise", "ema_momentum"},
+    RankNetRanker: {"batch_size", "n_iter_no_change", "early_stopping", "input_noise", "ema_momentum", "precision"},
     ListNetRanker: {"batch_size", "learning_rate_init", "n_iter_no_change", "early_stopping", "input_noise",
-                    "ema_momentum"},
+                    "ema_momentum", "precision"},
     LambdaRankRanker: {"hidden_layer_sizes", "alpha", "batch_size", "learning_rate_init", "n_iter_no_change",
-                       "early_stopping", "input_noise", "ema_momentum", "normalize_lambdas"},
+                       "early_stopping", "input_noise", "ema_momentum", "normalize_lambdas", "precision"},
 }
 
 

@@ -46,7 +46,7 @@ def _trained_together(rankers, X, y, groups, sample_weight=None, counts=None):
     assert can_stack(runs)
     fit_together(runs, counts)
     for ranker, run in zip(rankers, runs):
-        ranker._publish(run.model, run.history, run.options.resolved)
+        ranker._publish(run.published_model, run.history, run.options.resolved)
     return rankers
 
 
@@ -58,8 +58,9 @@ def _tolerance(model):
     float64 that stays far below RTOL. In float32 (eps 1.2e-7) a sum over
     n inputs in another order differs by about sqrt(n) * eps relative, a few
     times that per step through the rest of the network, compounded over the
-    t_ optimizer steps."""
-    if model.coefs_[0].dtype != np.float32:
+    t_ optimizer steps (a float64 X trains in float32 by default:
+    ``precision_``)."""
+    if model.precision_ != "float32":
         return RTOL, ATOL
     rtol = 4 * model.t_ * np.sqrt(model.coefs_[0].shape[0]) * np.finfo(np.float32).eps
     return rtol, rtol * max(float(np.abs(c).max()) for c in model.coefs_)
@@ -127,7 +128,7 @@ def test_networks_of_a_stack_are_their_fits_alone_on_its_draws():
     stream = copy.deepcopy(runs[0].state.random_state)
     fit_together(runs)
     for ranker, run in zip(together, runs):
-        ranker._publish(run.model, run.history, run.options.resolved)
+        ranker._publish(run.published_model, run.history, run.options.resolved)
     for ranker, stacked in zip(rankers, together):
         alone = clone(ranker)
         run = alone._plan_new_fit(X, y, groups)

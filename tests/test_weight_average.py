@@ -66,7 +66,8 @@ def _record_steps(monkeypatch):
 
 
 def _fit(Ranker, X, y, qid, **params):
-    params = {"early_stopping": False, **params}
+    # float64: the reference average below is float64 arithmetic (1e-9).
+    params = {"early_stopping": False, "precision": "float64", **params}
     ranker = Ranker(hidden_layer_sizes=(4,), max_iter=3, random_state=0, **params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # max_iter=3 on purpose
@@ -99,7 +100,7 @@ def test_averaging_does_not_change_the_training(Ranker):
 
 def test_partial_fit_carries_the_average_on(monkeypatch):
     X, y, qid = make_ranking(40, n_features=5, n_informative=3, random_state=2)
-    params = dict(hidden_layer_sizes=(4,), random_state=0)
+    params = dict(hidden_layer_sizes=(4,), random_state=0, precision="float64")
     plain = RankNetRanker(ema_momentum=0.0, **params)
     averaged = RankNetRanker(ema_momentum=0.8, **params)
     steps = _record_steps(monkeypatch)
@@ -235,7 +236,7 @@ def test_partial_fit_averages_under_auto(monkeypatch):
     """partial_fit holds out no validation set: "auto" averages its steps
     with AUTO_EMA_MOMENTUM, carried over the calls."""
     X, y, qid = make_ranking(40, n_features=5, n_informative=3, random_state=5)
-    ranker = RankNetRanker(hidden_layer_sizes=(4,), random_state=0)
+    ranker = RankNetRanker(hidden_layer_sizes=(4,), random_state=0, precision="float64")
     steps = _record_steps(monkeypatch)
     for _ in range(2):
         ranker.partial_fit(X, y, groups=qid)

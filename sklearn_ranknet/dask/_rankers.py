@@ -149,6 +149,11 @@ class _DaskRanker:
                 'The Dask rankers train with a stochastic solver ("adam" or "sgd"). For '
                 "L-BFGS, fit the in-memory ranker on data that fits in memory."
             )
+        if self.precision != "auto":
+            raise ValueError(
+                'The Dask rankers train in the dtype of X; keep precision="auto" and cast X '
+                "(X.astype(np.float32)) to train in float32."
+            )
         if self.ema_momentum not in ("auto", 0):  # "auto": no average here
             raise ValueError(
                 "The Dask rankers do not average weights yet; set ema_momentum=0 (or "
@@ -350,6 +355,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         dropout=0.0,
         input_noise="auto",
         ema_momentum="auto",
+        precision="auto",
         query_column=None,
         metric="ndcg",
         k=None,
@@ -394,6 +400,7 @@ class DaskRankNetRanker(_DaskRanker, RankNetRanker):
         dropout=0.0,
         input_noise="auto",
         ema_momentum="auto",
+        precision="auto",
         query_column=None,
         pair_targets="hard",
         client=None,
@@ -434,6 +441,7 @@ class DaskListNetRanker(_DaskRanker, ListNetRanker):
         dropout=0.0,
         input_noise="auto",
         ema_momentum="auto",
+        precision="auto",
         query_column=None,
         gain="exponential",
         client=None,

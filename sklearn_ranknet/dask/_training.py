@@ -523,7 +523,7 @@ class _Plan:
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
         counted = table.weighted  # the "auto" values' size, as in memory
         self.resolved = resolve(
-            params, request.rules, DataShape(counted.n_rows, counted.n_queries), distributed=True,
+            params, request.rules, DataShape(counted.n_rows, counted.n_queries, dtype=self.dtype), distributed=True,
             fitted_widths=None if first_call else request.model.hidden_layer_sizes,
         )
         self.options = Options.of(params, self.resolved)
