@@ -35,6 +35,7 @@ from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker  # noqa: E402
 from sklearn_ranknet import _network  # noqa: E402
+from sklearn_ranknet import _training  # noqa: E402
 from sklearn_ranknet.dask import _training as _dask_training  # noqa: E402
 import sklearn_ranknet.metrics  # noqa: E402
 from sklearn_ranknet import dask as skd  # noqa: E402
@@ -948,11 +949,13 @@ pytest.importorskip("distributed")
 
 
 @pytest.mark.parametrize("cls", [skd.DaskRankNetRanker, skd.DaskListNetRanker])
-def test_the_loss_is_the_weighted_mean_over_queries(client, data, cls):  # noqa: F811
+def test_the_loss_is_the_weighted_mean_over_queries(client, data, cls, monkeypatch):  # noqa: F811
     # loss_curve_ holds the training objective as in memory: the mean of the
     # queries' costs under their weights, plus the penalty. The last entry
-    # is that of the final weights (no early stopping, no average).
+    # is that of the final weights (no early stopping, no average). The
+    # client draws the loss sample: a budget above these rows takes them all.
     X, y, qid = data
+    monkeypatch.setattr(_training, "LOSS_SAMPLE_ROWS", len(y))
     weights = np.where(qid % 3 == 0, 0.1, 1.0 + qid % 2)  # constant within each query
     dX, dy, dq, dw = chunked(X, y, qid, weights, chunks=whole_query_chunks(qid, 2))
     ranker = quiet_fit(cls(**QUICK, ema_momentum=0), dX, dy, groups=dq, sample_weight=dw)
