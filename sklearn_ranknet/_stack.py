@@ -46,8 +46,8 @@ from .metrics import _grouped_ndcg_values, _mean_over_queries
 
 def can_stack(runs):
     """Whether the planned fits ``runs`` (``_training.Run``) can train
-    together: stochastic solvers, the same rows, input scaling, batch size
-    and validation split, and first layers that are the models' own (not
+    together: stochastic solvers, the same rows, precision, input scaling,
+    batch size and validation split, and first layers that are the models' own (not
     folded, as for CSR that stays sparse under standardization)."""
     lead = runs[0]
     X, scaling = lead.data.X, lead.model.scaling
@@ -58,6 +58,7 @@ def can_stack(runs):
         return (
             run.options.solver != "lbfgs"
             and run.data.X.shape == X.shape and run.data.X.dtype == X.dtype
+            and run.model.dtype == lead.model.dtype  # one precision per stacked product
             and np.array_equal(run.data.rows, lead.data.rows)
             and np.array_equal(run.data.offsets, lead.data.offsets)
             and _same_scaling(run.model.scaling, scaling)

@@ -148,3 +148,16 @@ def test_precision_is_validated(data):
     with pytest.raises(ValueError, match="precision"):
         _fit(RankNetRanker(precision="float16"), X, y, qid)
     assert clone(RankNetRanker(precision="float64")).precision == "float64"
+
+
+def test_networks_of_two_precisions_do_not_share_a_stack_and_a_cv_search_takes_both(data):
+    from sklearn_ranknet import LambdaRankRankerCV
+    from sklearn_ranknet._stack import can_stack
+
+    X, y, qid = data
+    runs = [LambdaRankRanker(random_state=0, precision=p)._plan_new_fit(X, y, qid) for p in ("float32", "float64")]
+    assert can_stack(runs[:1]) and not can_stack(runs)
+    search = _fit(LambdaRankRankerCV({"precision": ["float32", "float64"]}, cv=2, max_iter=2, random_state=0),
+                  X, y, qid)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    assert search.precision_ == search.best_params_["precision"]
