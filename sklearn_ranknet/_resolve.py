@@ -207,8 +207,8 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
 
 def _auto_precision(params, shape, stochastic, distributed):
     """float32 for a stochastic fit of float64 rows in hand that the input
-    scaling turns into dense network inputs: float32 products take about
-    half the time, the rows are scaled in float64 before the cast (so a
+    scaling turns into dense network inputs: float32 products are faster
+    (User Guide, "Performance"), the rows are scaled in float64 before the cast (so a
     feature far from 0 keeps its resolution), and the lambdas stay float64.
     Otherwise the rows' own dtype: L-BFGS's line search and curvature pairs
     want float64, raw rows (``feature_scaling=None``) would be rounded

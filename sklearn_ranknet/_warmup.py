@@ -58,7 +58,8 @@ def signatures():
     """The warm-up's ``(dispatcher, argument types)``, in the order compiled.
 
     The signatures a default fit of each ranker, ``ndcg_score`` and
-    ``map_score`` compile on float64 inputs (a network trained in float32) (the kernels' array type is
+    ``map_score`` compile on float64 inputs, whose networks train in float32
+    (``precision="auto"``; the kernels' array type is
     :func:`._jit.as_kernel_array`'s: C-contiguous, writeable). Not listed:
     the ranked AP pass (``map_score`` needs it only for AP@k or tied scores),
     the soft-target RankNet kernel, the standard-scaling gather and the
