@@ -47,8 +47,9 @@ class LambdaRankRanker(BaseRanker):
         "auto" is 16, or 32 on small data scaled within each query (see
         :ref:`auto-values`); the value used is ``batch_size_``.
     learning_rate_init : float or "auto", default="auto"
-        Step size of Adam or SGD. "auto" takes a larger step on few queries
-        (see :ref:`auto-values`); the value used is ``learning_rate_init_``.
+        Step size of Adam or SGD. "auto" takes a larger step below 10,000
+        rows and on few queries (see :ref:`auto-values`); the value used is
+        ``learning_rate_init_``.
     max_iter : int, default=300
         Maximum number of epochs (passes over all training queries).
     tol : float, default=3e-3

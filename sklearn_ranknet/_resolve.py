@@ -23,8 +23,8 @@ from ._noise import AUTO_INPUT_NOISE, auto_input_noise
 #: (``HistGradientBoostingRegressor``'s threshold), and the size-dependent
 #: rules take their large-data values.
 SMALL_DATA_ROWS = 10_000
-#: ``learning_rate_init="auto"`` takes its larger step below this many
-#: training queries, where an epoch is a handful of steps.
+#: ``learning_rate_init="auto"`` on large data takes its larger step below
+#: this many training queries, where an epoch is a handful of steps.
 FEW_QUERIES = 100
 #: ``n_iter_no_change="auto"``: ``PATIENCE`` epochs below
 #: ``PATIENCE_LARGE_ROWS`` training rows, ``PATIENCE_LARGE`` from there.
@@ -38,8 +38,9 @@ EMA_MOMENTUM = 0.9975
 @dataclass(frozen=True)
 class AutoRules:
     """One ranker's "auto" values. A pair is (below, from)
-    ``SMALL_DATA_ROWS`` training rows (``learning_rate_init``: below, from
-    ``FEW_QUERIES`` queries); None where the ranker's parameter takes no
+    ``SMALL_DATA_ROWS`` training rows; ``learning_rate_init`` is a triple
+    (below ``SMALL_DATA_ROWS`` rows; from there, below ``FEW_QUERIES``
+    queries; from both); None where the ranker's parameter takes no
     "auto". ``query_scaled`` holds the values that replace them on small data
     whose features are min-max scaled within each query (LETOR's form), by
     parameter name; its "input_noise" is the level reached on redundant
@@ -58,12 +59,12 @@ LAMBDARANK = AutoRules(
     batch_size=16,
     hidden_layer_sizes=((128,), (64,)),
     alpha=(5.0, 15.0),
-    learning_rate_init=(3e-3, 1e-3),
+    learning_rate_init=(6e-3, 3e-3, 1e-3),
     normalize_lambdas=(True, False),
-    # RankNet's width, step and minibatch, and more noise.
-    query_scaled={"hidden_layer_sizes": (64,), "learning_rate_init": 3e-3, "batch_size": 32, "input_noise": 3.0},
+    # RankNet's width and minibatch, and more noise.
+    query_scaled={"hidden_layer_sizes": (64,), "batch_size": 32, "input_noise": 3.0},
 )
-LISTNET = AutoRules(learning_rate_init=(3e-3, 1e-3), query_scaled={"input_noise": 3.0})
+LISTNET = AutoRules(learning_rate_init=(3e-3, 3e-3, 1e-3), query_scaled={"input_noise": 3.0})
 
 
 class DataShape:
@@ -159,8 +160,8 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
     else:
         hidden = hidden_layer_sizes(params["hidden_layer_sizes"])
     if auto("learning_rate_init"):
-        few, many = rules.learning_rate_init
-        step = scaled.get("learning_rate_init", few if n_queries is not None and n_queries < FEW_QUERIES else many)
+        small, few, many = rules.learning_rate_init
+        step = by_rows((small, few if n_queries is not None and n_queries < FEW_QUERIES else many))
     else:
         step = float(params["learning_rate_init"])
     if auto("early_stopping"):

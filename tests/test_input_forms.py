@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker, _resolve
 from sklearn_ranknet._resolve import DataShape, resolve
 from sklearn_ranknet.datasets import make_ranking
 
@@ -208,14 +208,24 @@ def test_lambdarank_auto_alpha_follows_the_training_rows(n_queries, size, method
         np.testing.assert_allclose(got, (1 - lr * expected_alpha / n_trained) ** epochs * start, rtol=1e-12)
 
 
+SMALL_DATA_STEP = {LambdaRankRanker: 6e-3, ListNetRanker: 3e-3}
+
+
 @pytest.mark.parametrize("cls", [LambdaRankRanker, ListNetRanker])
-@pytest.mark.parametrize("n_queries, method, expected", [
-    (98, "fit", 3e-3), (100, "fit", 1e-3), (20, "partial_fit", 1e-3),
+@pytest.mark.parametrize("n_queries, method, large, expected", [
+    (98, "fit", False, SMALL_DATA_STEP), (100, "fit", False, SMALL_DATA_STEP),
+    (98, "fit", True, 3e-3), (100, "fit", True, 1e-3), (20, "partial_fit", False, 1e-3),
 ])
-def test_auto_learning_rate_follows_the_training_queries(cls, n_queries, method, expected):
+def test_auto_learning_rate_follows_the_training_rows_then_queries(cls, n_queries, method, large, expected,
+                                                                   monkeypatch):
     """The degenerate queries' only gradient is the penalty's, so with plain
     SGD one step takes W <- (1 - step * alpha / n_queries) W: the weights
-    show which step "auto" took."""
+    show which step "auto" took. ``large``: the same rows counted as large
+    data (the threshold moved below them), where the queries decide."""
+    if large:
+        monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", 1)
+    if isinstance(expected, dict):
+        expected = expected[cls]
     X, y, qid = _degenerate_queries(np.random.RandomState(1), n_queries=n_queries // 2, size=3, cls=cls)
     n_trained = len(np.unique(qid))
     assert n_trained == n_queries
@@ -334,11 +344,11 @@ def test_partial_fit_reads_float64_rows_in_the_models_float32(feature_scaling):
 
 def test_lambdarank_on_small_query_scaled_data_takes_ranknets_minibatch():
     # The docstring: on small data scaled within each query "auto" takes
-    # RankNet's settings: 32 queries a minibatch (RankNet's "auto"), its
-    # width and its step.
+    # RankNet's settings: 32 queries a minibatch (RankNet's "auto") and its
+    # width (the step is the one of every small-data fit).
     assert LambdaRankRanker._AUTO.query_scaled["batch_size"] == RankNetRanker._AUTO.batch_size == 32
     assert LambdaRankRanker._AUTO.query_scaled["hidden_layer_sizes"] == RankNetRanker().hidden_layer_sizes
-    assert LambdaRankRanker._AUTO.query_scaled["learning_rate_init"] == RankNetRanker().learning_rate_init
+    assert "learning_rate_init" not in LambdaRankRanker._AUTO.query_scaled
     from tests.test_query_scaled import _fit, _letor_like
 
     X, y, qid = _letor_like(n_queries=120)

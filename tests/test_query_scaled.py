@@ -198,21 +198,22 @@ def test_lambdarank_takes_ranknets_settings_on_small_data_scaled_within_queries(
     one_epoch = dict(max_iter=1, random_state=0, early_stopping=False)
     scaled_settings = LambdaRankRanker._AUTO.query_scaled
     steps = lambda batch: -(-120 // batch)  # noqa: E731
-    expected = (scaled_settings["hidden_layer_sizes"], scaled_settings["learning_rate_init"],
-                steps(scaled_settings["batch_size"]))
+    small_step, _, many_queries_step = LambdaRankRanker._AUTO.learning_rate_init
+    # The width and minibatch of the form; the step of all small data.
+    expected = (scaled_settings["hidden_layer_sizes"], small_step, steps(scaled_settings["batch_size"]))
     assert _resolved(_fit(LambdaRankRanker(**one_epoch), "fit", X, y, qid)) == expected
-    # Unscaled, the same rows keep the small-data defaults (120 queries: the 1e-3 step).
+    # Unscaled, the same rows keep the small-data defaults.
     raw, _, _ = _redundant(n_queries=120)
     small_width, _ = LambdaRankRanker._AUTO.hidden_layer_sizes
     assert _resolved(_fit(LambdaRankRanker(**one_epoch), "fit", raw, y, qid)) == (
-        small_width, LambdaRankRanker._AUTO.learning_rate_init[1], steps(LambdaRankRanker._AUTO.batch_size))
+        small_width, small_step, steps(LambdaRankRanker._AUTO.batch_size))
     # Explicit values are kept.
     explicit = LambdaRankRanker(hidden_layer_sizes=(8,), learning_rate_init=0.01, batch_size=7, **one_epoch)
     assert _resolved(_fit(explicit, "fit", X, y, qid)) == ((8,), 0.01, steps(7))
     # From AUTO_EARLY_STOPPING_ROWS rows (and in partial_fit) the rule is off.
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
     large = _resolved(_fit(LambdaRankRanker(**one_epoch), "fit", X, y, qid))
-    assert large == (LambdaRankRanker._AUTO.hidden_layer_sizes[1], LambdaRankRanker._AUTO.learning_rate_init[1], steps(16))
+    assert large == (LambdaRankRanker._AUTO.hidden_layer_sizes[1], many_queries_step, steps(16))  # 120 queries
     assert _resolved(_fit(LambdaRankRanker(**one_epoch), "partial_fit", X, y, qid)) == large
 
 

@@ -87,7 +87,7 @@ def test_lambdarank_takes_its_small_data_values_below_the_threshold_and_the_larg
     X, y, qid = make_ranking(30, n_features=4, n_informative=2, max_docs=12, random_state=0)
     small = _fit(LambdaRankRanker(max_iter=2, random_state=0), "fit", X, y, qid)
     assert (small.hidden_layer_sizes_, small.alpha_, small.batch_size_, small.learning_rate_init_) == (
-        (128,), 5.0, 16, 3e-3)
+        (128,), 5.0, 16, 6e-3)
     assert small.normalize_lambdas_ is True and small.early_stopping_ is False
     assert small.ema_momentum_ == _resolve.EMA_MOMENTUM and small.n_iter_no_change_ == _resolve.PATIENCE
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
@@ -100,6 +100,19 @@ def test_lambdarank_takes_its_small_data_values_below_the_threshold_and_the_larg
     assert large.n_iter_no_change_ == _resolve.PATIENCE_LARGE
 
 
+@pytest.mark.parametrize("n_rows, n_queries, lambdarank, listnet", [
+    (5_000, 40, 6e-3, 3e-3),  # small data: its own step, whatever the queries
+    (5_000, 400, 6e-3, 3e-3),
+    (50_000, 40, 3e-3, 3e-3),  # large data on few queries
+    (50_000, 400, 1e-3, 1e-3),
+])
+def test_the_auto_step_follows_rows_then_queries(n_rows, n_queries, lambdarank, listnet):
+    for cls, rules, step in ((LambdaRankRanker, LAMBDARANK, lambdarank), (ListNetRanker, LISTNET, listnet)):
+        # distributed: the rows are not read, only the shape counts
+        assert resolve(cls().get_params(), rules, DataShape(n_rows, n_queries), distributed=True
+                       ).learning_rate_init == step
+
+
 def test_partial_fit_takes_the_large_data_values_and_goes_on_with_the_fit_step():
     X, y, qid = make_ranking(30, n_features=4, n_informative=2, max_docs=12, random_state=0)
     first = _fit(LambdaRankRanker(random_state=0), "partial_fit", X, y, qid)
@@ -107,9 +120,9 @@ def test_partial_fit_takes_the_large_data_values_and_goes_on_with_the_fit_step()
     assert first.normalize_lambdas_ is False and first.input_noise_ == 0.0
     assert first.ema_momentum_ == _resolve.EMA_MOMENTUM  # no validation set
     fitted = _fit(LambdaRankRanker(max_iter=2, random_state=0), "fit", X, y, qid)
-    assert fitted.learning_rate_init_ == 3e-3  # 30 queries: few
+    assert fitted.learning_rate_init_ == 6e-3  # below 10,000 rows
     _fit(fitted, "partial_fit", X, y, qid)
-    assert fitted.learning_rate_init_ == 3e-3  # the optimizer it resumed
+    assert fitted.learning_rate_init_ == 6e-3  # the optimizer it resumed
     assert fitted.hidden_layer_sizes_ == (128,)  # the fitted width
 
 
