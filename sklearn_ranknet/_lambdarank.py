@@ -47,9 +47,9 @@ class LambdaRankRanker(BaseRanker):
         "auto" is 16, or 32 on small data scaled within each query (see
         :ref:`auto-values`); the value used is ``batch_size_``.
     learning_rate_init : float or "auto", default="auto"
-        Step size of Adam or SGD. "auto" takes a larger step below 10,000
-        rows and on few queries (see :ref:`auto-values`); the value used is
-        ``learning_rate_init_``.
+        Step size of Adam or SGD. "auto" takes a larger step on small data
+        (below 10,000 rows or 300 queries; see :ref:`auto-values`); the
+        value used is ``learning_rate_init_``.
     max_iter : int, default=300
         Maximum number of epochs (passes over all training queries).
     tol : float, default=3e-3
@@ -64,8 +64,8 @@ class LambdaRankRanker(BaseRanker):
     early_stopping : bool or "auto", default="auto"
         Hold out ``validation_fraction`` of the *queries*, stop when their
         NDCG@10 stops rising and keep the best weights. "auto" turns it on
-        from 10,000 training rows (see :ref:`auto-values`); the value used is
-        ``early_stopping_``. Never in ``partial_fit``.
+        from 10,000 training rows and 300 queries (see :ref:`auto-values`);
+        the value used is ``early_stopping_``. Never in ``partial_fit``.
     validation_fraction : float, default=0.1
         Fraction of the queries of positive weight held out for early
         stopping.
@@ -219,8 +219,8 @@ class LambdaRankRanker(BaseRanker):
     A Numba kernel turns the pairs of each query into one lambda per
     document, so the network's backward pass runs once per document, not
     once per pair. A default fit stops by itself (on the training objective
-    below 10,000 rows, on held-out queries from there) and warns only when
-    ``max_iter`` cuts it short.
+    on small data, on held-out queries from 10,000 rows and 300 queries)
+    and warns only when ``max_iter`` cuts it short.
 
     Examples
     --------

@@ -42,9 +42,9 @@ class ListNetRanker(BaseRanker):
         "auto" is 32 (see :ref:`auto-values`); the value used is
         ``batch_size_``.
     learning_rate_init : float or "auto", default="auto"
-        Step size of Adam or SGD. "auto" takes a larger step below 10,000
-        rows and on few queries (see :ref:`auto-values`); the value used is
-        ``learning_rate_init_``.
+        Step size of Adam or SGD. "auto" takes a larger step on small data
+        (below 10,000 rows or 300 queries; see :ref:`auto-values`); the
+        value used is ``learning_rate_init_``.
     max_iter : int, default=300
         Maximum number of epochs (passes over all training queries); for
         "lbfgs", of iterations.
@@ -60,9 +60,9 @@ class ListNetRanker(BaseRanker):
     early_stopping : bool or "auto", default="auto"
         Hold out ``validation_fraction`` of the *queries*, stop when their
         NDCG@10 stops rising and keep the best weights. "auto" turns it on
-        from 10,000 training rows (see :ref:`auto-values`); the value used is
-        ``early_stopping_``. Never in ``partial_fit``, nor with "lbfgs"
-        (True is then an error).
+        from 10,000 training rows and 300 queries (see :ref:`auto-values`);
+        the value used is ``early_stopping_``. Never in ``partial_fit``, nor
+        with "lbfgs" (True is then an error).
     validation_fraction : float, default=0.1
         Fraction of the queries of positive weight held out for early
         stopping.
@@ -201,8 +201,9 @@ class ListNetRanker(BaseRanker):
     nothing. The listwise softmax loss was the most consistent loss for
     neural rankers in Qin et al., "Are Neural Rankers still Outperformed by
     Gradient Boosted Decision Trees?", ICLR 2021. A default fit stops by
-    itself (on the training objective below 10,000 rows, on held-out
-    queries from there) and warns only when ``max_iter`` cuts it short.
+    itself (on the training objective on small data, on held-out
+    queries from 10,000 rows and 300 queries) and warns only when
+    ``max_iter`` cuts it short.
 
     Examples
     --------

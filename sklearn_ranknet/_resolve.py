@@ -19,13 +19,16 @@ import numpy as np
 from ._inputs import stays_sparse
 from ._noise import AUTO_INPUT_NOISE, auto_input_noise
 
-#: Training rows from which data counts as large: early stopping turns on
-#: (``HistGradientBoostingRegressor``'s threshold), and the size-dependent
-#: rules take their large-data values.
+#: Data counts as large from this many training rows
+#: (``HistGradientBoostingRegressor``'s threshold) *and* ``SMALL_DATA_QUERIES``
+#: queries: early stopping turns on, and the size-dependent rules take their
+#: large-data values.
 SMALL_DATA_ROWS = 10_000
-#: ``learning_rate_init="auto"`` on large data takes its larger step below
-#: this many training queries, where an epoch is a handful of steps.
-FEW_QUERIES = 100
+#: Fewer queries leave early stopping too few to judge by (30 at the default
+#: ``validation_fraction``): on 100-200 training queries of 12,000-24,000
+#: rows it stopped on noise, and LambdaRank's and ListNet's small-data rules
+#: ranked better (RankNet's did not: its rules count rows only).
+SMALL_DATA_QUERIES = 300
 #: ``n_iter_no_change="auto"``: ``PATIENCE`` epochs below
 #: ``PATIENCE_LARGE_ROWS`` training rows, ``PATIENCE_LARGE`` from there.
 PATIENCE = 5
@@ -37,10 +40,9 @@ EMA_MOMENTUM = 0.9975
 
 @dataclass(frozen=True)
 class AutoRules:
-    """One ranker's "auto" values. A pair is (below, from)
-    ``SMALL_DATA_ROWS`` training rows; ``learning_rate_init`` is a triple
-    (below ``SMALL_DATA_ROWS`` rows; from there, below ``FEW_QUERIES``
-    queries; from both); None where the ranker's parameter takes no
+    """One ranker's "auto" values. A pair is (small, large) data (see
+    ``SMALL_DATA_ROWS``; below ``SMALL_DATA_QUERIES`` too where
+    ``few_queries_are_small``); None where the ranker's parameter takes no
     "auto". ``query_scaled`` holds the values that replace them on small data
     whose features are min-max scaled within each query (LETOR's form), by
     parameter name; its "input_noise" is the level reached on redundant
@@ -51,6 +53,7 @@ class AutoRules:
     alpha: tuple = None
     learning_rate_init: tuple = None
     normalize_lambdas: tuple = None
+    few_queries_are_small: bool = False
     query_scaled: dict = field(default_factory=dict)
 
 
@@ -59,12 +62,13 @@ LAMBDARANK = AutoRules(
     batch_size=16,
     hidden_layer_sizes=((128,), (64,)),
     alpha=(5.0, 15.0),
-    learning_rate_init=(6e-3, 3e-3, 1e-3),
+    learning_rate_init=(6e-3, 1e-3),
     normalize_lambdas=(True, False),
+    few_queries_are_small=True,
     # RankNet's width and minibatch, and more noise.
     query_scaled={"hidden_layer_sizes": (64,), "batch_size": 32, "input_noise": 3.0},
 )
-LISTNET = AutoRules(learning_rate_init=(3e-3, 3e-3, 1e-3), query_scaled={"input_noise": 3.0})
+LISTNET = AutoRules(learning_rate_init=(3e-3, 1e-3), few_queries_are_small=True, query_scaled={"input_noise": 3.0})
 
 
 class DataShape:
@@ -140,33 +144,33 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
     -------
     resolved : Resolved
     """
-    n_rows = None if incremental else shape.n_rows
-    n_queries = None if incremental else shape.n_queries
     stochastic = params["solver"] != "lbfgs"
+    small = shape.n_rows < SMALL_DATA_ROWS or (rules.few_queries_are_small and shape.n_queries < SMALL_DATA_QUERIES)
+    # partial_fit does not know the data's size: it takes the large values.
+    small_data = small and not incremental
     # The rules that read the features apply to a fit on small data in hand.
-    small_fit = not (incremental or distributed) and shape.n_rows < SMALL_DATA_ROWS
+    small_fit = small_data and not distributed
     query_scaled = bool(rules.query_scaled) and small_fit and shape.data.scaled_within_queries
     scaled = rules.query_scaled if query_scaled else {}
 
     def auto(name):
         return isinstance(params.get(name), str) and params[name] == "auto"
 
-    def by_rows(pair):
-        return pair[0] if n_rows is not None and n_rows < SMALL_DATA_ROWS else pair[1]
+    def by_size(pair):
+        return pair[0] if small_data else pair[1]
 
     if auto("hidden_layer_sizes"):
         hidden = fitted_widths if fitted_widths is not None else scaled.get(
-            "hidden_layer_sizes", by_rows(rules.hidden_layer_sizes))
+            "hidden_layer_sizes", by_size(rules.hidden_layer_sizes))
     else:
         hidden = hidden_layer_sizes(params["hidden_layer_sizes"])
     if auto("learning_rate_init"):
-        small, few, many = rules.learning_rate_init
-        step = by_rows((small, few if n_queries is not None and n_queries < FEW_QUERIES else many))
+        step = by_size(rules.learning_rate_init)
     else:
         step = float(params["learning_rate_init"])
     if auto("early_stopping"):
         n_val = int(np.ceil(params["validation_fraction"] * shape.n_queries))
-        early_stopping = shape.n_rows >= SMALL_DATA_ROWS and 2 <= n_val < shape.n_queries
+        early_stopping = not small and 2 <= n_val < shape.n_queries
     else:
         early_stopping = bool(params["early_stopping"])
     early_stopping = early_stopping and stochastic and not incremental
@@ -193,7 +197,7 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
         normalize = rules.normalize_lambdas[0] if small_fit else rules.normalize_lambdas[1]
     return Resolved(
         hidden_layer_sizes=hidden,
-        alpha=by_rows(rules.alpha) if auto("alpha") else float(params["alpha"]),
+        alpha=by_size(rules.alpha) if auto("alpha") else float(params["alpha"]),
         batch_size=scaled.get("batch_size", rules.batch_size) if auto("batch_size") else params["batch_size"],
         learning_rate_init=step,
         n_iter_no_change=patience,

@@ -397,6 +397,7 @@ def test_auto_width_follows_the_rows_of_all_partitions(client, data, monkeypatch
     params = {**QUICK, "hidden_layer_sizes": "auto", "max_iter": 1}
     for threshold, width in zip((len(X) + 1, len(X)), LambdaRankRanker._AUTO.hidden_layer_sizes):
         monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", threshold)
+        monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
         ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
         in_memory = quiet_fit(LambdaRankRanker(**params), X, y, groups=qid)
         assert ranker.coefs_[0].shape[1] == in_memory.coefs_[0].shape[1] == width[0]
@@ -417,6 +418,7 @@ def test_queries_of_weight_0_leave_the_scaling_and_the_sizes_as_in_memory(client
     X[zero] *= 100.0
     weights = np.where(zero, 0.0, 1.0 + (qid % 2))
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", int((~zero).sum()) + 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     params = {**QUICK, "feature_scaling": kind, "hidden_layer_sizes": "auto", "max_iter": 1}
     dX, dy, dq, dw = chunked(X, y, qid, weights, chunks=chunks)
     ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq, sample_weight=dw)

@@ -76,8 +76,10 @@ def test_auto_early_stopping_follows_the_number_of_rows(cls, monkeypatch):
     X, y, qid = _small(20)
     kwargs = dict(early_stopping="auto", hidden_layer_sizes=(), max_iter=2, random_state=0, **FAST)
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y) + 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     assert cls(**kwargs).fit(X, y, groups=qid).validation_scores_ is None
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     ranker = cls(**kwargs).fit(X, y, groups=qid)
     assert len(ranker.validation_scores_) == ranker.n_iter_ == 2
     # partial_fit never holds queries out.
@@ -85,6 +87,7 @@ def test_auto_early_stopping_follows_the_number_of_rows(cls, monkeypatch):
     # Nor does "auto" when too few queries would be held out: no error.
     few = np.isin(qid, np.unique(qid)[:10])  # 10 queries: one to hold out
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     assert cls(**kwargs).fit(X[few], y[few], groups=qid[few]).validation_scores_ is None
 
 
@@ -155,10 +158,12 @@ def test_auto_width_follows_the_training_rows(monkeypatch):
     assert LambdaRankRanker().hidden_layer_sizes == "auto" and small != large
     kwargs = dict(max_iter=1, early_stopping=False, random_state=0, **FAST)
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y) + 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     ranker = LambdaRankRanker(**kwargs).fit(X, y, groups=qid)
     assert widths(ranker) == small
     assert widths(LambdaRankRanker(**kwargs).partial_fit(X, y, groups=qid)) == large
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     assert widths(LambdaRankRanker(**kwargs).fit(X, y, groups=qid)) == large
     # Continued fits keep the network they have, whatever the rows now say.
     ranker.set_params(warm_start=True).fit(X, y, groups=qid)
@@ -184,6 +189,7 @@ def test_auto_lambda_normalization_follows_the_training_rows(monkeypatch, early_
 
     assert LambdaRankRanker().normalize_lambdas == "auto"
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y) + 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     auto, on, off = fitted(), fitted(normalize_lambdas=True), fitted(normalize_lambdas=False)
     assert auto.normalize_lambdas_ is on.normalize_lambdas_ is True and off.normalize_lambdas_ is False
     np.testing.assert_array_equal(auto.predict(X), on.predict(X))
@@ -191,6 +197,7 @@ def test_auto_lambda_normalization_follows_the_training_rows(monkeypatch, early_
     assert fitted("partial_fit").normalize_lambdas_ is False
     assert fitted("partial_fit", normalize_lambdas=True).normalize_lambdas_ is True
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     large = fitted()  # the other large-data "auto" values too: compared at the same threshold
     assert large.normalize_lambdas_ is False
     np.testing.assert_array_equal(large.predict(X), fitted(normalize_lambdas=False).predict(X))
@@ -210,6 +217,7 @@ def test_auto_early_stopping_never_holds_out_every_query(cls, monkeypatch):
     # leave early stopping off (one query at least is needed to train on).
     X, y, qid = _twenty_queries(n_queries=2)
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", 1)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     ranker = cls(**SHORT_FIT, validation_fraction=0.9).fit(X, y, groups=qid)
     assert ranker.validation_scores_ is None
     assert ranker.n_iter_ == SHORT_FIT["max_iter"]

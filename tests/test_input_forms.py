@@ -213,17 +213,17 @@ SMALL_DATA_STEP = {LambdaRankRanker: 6e-3, ListNetRanker: 3e-3}
 
 @pytest.mark.parametrize("cls", [LambdaRankRanker, ListNetRanker])
 @pytest.mark.parametrize("n_queries, method, large, expected", [
-    (98, "fit", False, SMALL_DATA_STEP), (100, "fit", False, SMALL_DATA_STEP),
-    (98, "fit", True, 3e-3), (100, "fit", True, 1e-3), (20, "partial_fit", False, 1e-3),
+    (100, "fit", False, SMALL_DATA_STEP), (100, "fit", True, 1e-3), (20, "partial_fit", False, 1e-3),
 ])
-def test_auto_learning_rate_follows_the_training_rows_then_queries(cls, n_queries, method, large, expected,
-                                                                   monkeypatch):
+def test_auto_learning_rate_follows_the_size_of_the_training_data(cls, n_queries, method, large, expected,
+                                                                  monkeypatch):
     """The degenerate queries' only gradient is the penalty's, so with plain
     SGD one step takes W <- (1 - step * alpha / n_queries) W: the weights
-    show which step "auto" took. ``large``: the same rows counted as large
-    data (the threshold moved below them), where the queries decide."""
+    show which step "auto" took. ``large``: the same queries counted as
+    large data (both thresholds moved below them)."""
     if large:
         monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", 1)
+        monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)
     if isinstance(expected, dict):
         expected = expected[cls]
     X, y, qid = _degenerate_queries(np.random.RandomState(1), n_queries=n_queries // 2, size=3, cls=cls)

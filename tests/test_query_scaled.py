@@ -198,7 +198,7 @@ def test_lambdarank_takes_ranknets_settings_on_small_data_scaled_within_queries(
     one_epoch = dict(max_iter=1, random_state=0, early_stopping=False)
     scaled_settings = LambdaRankRanker._AUTO.query_scaled
     steps = lambda batch: -(-120 // batch)  # noqa: E731
-    small_step, _, many_queries_step = LambdaRankRanker._AUTO.learning_rate_init
+    small_step, large_step = LambdaRankRanker._AUTO.learning_rate_init
     # The width and minibatch of the form; the step of all small data.
     expected = (scaled_settings["hidden_layer_sizes"], small_step, steps(scaled_settings["batch_size"]))
     assert _resolved(_fit(LambdaRankRanker(**one_epoch), "fit", X, y, qid)) == expected
@@ -212,8 +212,9 @@ def test_lambdarank_takes_ranknets_settings_on_small_data_scaled_within_queries(
     assert _resolved(_fit(explicit, "fit", X, y, qid)) == ((8,), 0.01, steps(7))
     # From AUTO_EARLY_STOPPING_ROWS rows (and in partial_fit) the rule is off.
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     large = _resolved(_fit(LambdaRankRanker(**one_epoch), "fit", X, y, qid))
-    assert large == (LambdaRankRanker._AUTO.hidden_layer_sizes[1], many_queries_step, steps(16))  # 120 queries
+    assert large == (LambdaRankRanker._AUTO.hidden_layer_sizes[1], large_step, steps(16))
     assert _resolved(_fit(LambdaRankRanker(**one_epoch), "partial_fit", X, y, qid)) == large
 
 

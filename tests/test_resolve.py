@@ -70,6 +70,7 @@ def test_the_published_values_given_explicitly_give_the_same_model(cls, form, mo
         X = _query_scaled(X, qid)
     if form == "large":
         monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
+        monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
     auto = _fit(cls(max_iter=15, random_state=0), "fit", X, y, qid)
     resolved = {name: getattr(auto, f"{name}_") for name in AUTO[cls]}
     explicit = _fit(cls(max_iter=15, random_state=0, **resolved), "fit", X, y, qid)
@@ -91,7 +92,7 @@ def test_lambdarank_takes_its_small_data_values_below_the_threshold_and_the_larg
     assert small.normalize_lambdas_ is True and small.early_stopping_ is False
     assert small.ema_momentum_ == _resolve.EMA_MOMENTUM and small.n_iter_no_change_ == _resolve.PATIENCE
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
-    monkeypatch.setattr(_resolve, "FEW_QUERIES", 30)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 30)
     monkeypatch.setattr(_resolve, "PATIENCE_LARGE_ROWS", len(y))
     large = _fit(LambdaRankRanker(max_iter=2, random_state=0), "fit", X, y, qid)
     assert (large.hidden_layer_sizes_, large.alpha_, large.learning_rate_init_) == ((64,), 15.0, 1e-3)
@@ -100,17 +101,26 @@ def test_lambdarank_takes_its_small_data_values_below_the_threshold_and_the_larg
     assert large.n_iter_no_change_ == _resolve.PATIENCE_LARGE
 
 
-@pytest.mark.parametrize("n_rows, n_queries, lambdarank, listnet", [
-    (5_000, 40, 6e-3, 3e-3),  # small data: its own step, whatever the queries
-    (5_000, 400, 6e-3, 3e-3),
-    (50_000, 40, 3e-3, 3e-3),  # large data on few queries
-    (50_000, 400, 1e-3, 1e-3),
+@pytest.mark.parametrize("n_rows, n_queries, small", [
+    (5_000, 40, True), (5_000, 400, True),  # few rows
+    (50_000, 40, True), (50_000, _resolve.SMALL_DATA_QUERIES - 1, True),  # few queries
+    (_resolve.SMALL_DATA_ROWS, _resolve.SMALL_DATA_QUERIES, False), (50_000, 400, False),
 ])
-def test_the_auto_step_follows_rows_then_queries(n_rows, n_queries, lambdarank, listnet):
-    for cls, rules, step in ((LambdaRankRanker, LAMBDARANK, lambdarank), (ListNetRanker, LISTNET, listnet)):
+def test_data_is_small_below_either_threshold(n_rows, n_queries, small):
+    """Small data takes the small values (step, width, penalty) and no early
+    stopping; large data needs both many rows and, for LambdaRank and
+    ListNet, many queries."""
+    for cls, rules in ((LambdaRankRanker, LAMBDARANK), (ListNetRanker, LISTNET)):
         # distributed: the rows are not read, only the shape counts
-        assert resolve(cls().get_params(), rules, DataShape(n_rows, n_queries), distributed=True
-                       ).learning_rate_init == step
+        values = resolve(cls().get_params(), rules, DataShape(n_rows, n_queries), distributed=True)
+        assert values.learning_rate_init == rules.learning_rate_init[0 if small else 1]
+        assert values.early_stopping is not small
+    ranknet = resolve(RankNetRanker().get_params(), RANKNET, DataShape(n_rows, n_queries), distributed=True)
+    assert ranknet.early_stopping is not (n_rows < _resolve.SMALL_DATA_ROWS)  # its rules count rows only
+    values = resolve(LambdaRankRanker().get_params(), LAMBDARANK, DataShape(n_rows, n_queries), distributed=True)
+    assert (values.hidden_layer_sizes, values.alpha) == (
+        (LAMBDARANK.hidden_layer_sizes[0], LAMBDARANK.alpha[0]) if small
+        else (LAMBDARANK.hidden_layer_sizes[1], LAMBDARANK.alpha[1]))
 
 
 def test_partial_fit_takes_the_large_data_values_and_goes_on_with_the_fit_step():
@@ -155,6 +165,7 @@ def test_a_fitted_width_is_kept_by_warm_start(monkeypatch):
     ranker = _fit(LambdaRankRanker(max_iter=2, warm_start=True, random_state=0), "fit", X, y, qid)
     assert ranker.hidden_layer_sizes_ == (128,)
     monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", 1)  # "auto" would now take (64,)
+    monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)
     _fit(ranker, "fit", X, y, qid)
     assert ranker.hidden_layer_sizes_ == (128,) and ranker.coefs_[0].shape[1] == 128
     assert ranker.alpha_ == 15.0  # the rules that do not shape the network follow the size

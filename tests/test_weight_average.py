@@ -2,6 +2,7 @@
 the weights the optimizer trains, and the training itself is unchanged."""
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _training
 from sklearn_ranknet._resolve import EMA_MOMENTUM as AUTO_EMA_MOMENTUM
-from sklearn_ranknet._resolve import RANKNET, DataShape, resolve
+from sklearn_ranknet._resolve import LAMBDARANK, RANKNET, DataShape, resolve
 from sklearn_ranknet._optim import WeightAverage
 from sklearn_ranknet.datasets import make_ranking
 
@@ -218,16 +219,22 @@ def test_auto_averages_only_without_a_validation_set(Ranker, early_stopping, res
     assert auto.ema_momentum_ == resolved
 
 
-def test_auto_resolves_by_rows_as_early_stopping_does():
-    """Under early_stopping="auto", "auto" averages below 10,000 rows only."""
+def test_auto_resolves_by_size_as_early_stopping_does():
+    """Under early_stopping="auto", "auto" averages on small data only (below
+    10,000 rows, or 300 queries for LambdaRank and ListNet)."""
     params = RankNetRanker(input_noise=0.0).get_params()
 
-    def ema(n_rows, incremental=False, **changed):
-        shape = DataShape(n_rows, 100)
+    def ema(n_rows, n_queries=1_000, incremental=False, **changed):
+        shape = DataShape(n_rows, n_queries)
         return resolve({**params, **changed}, RANKNET, shape, incremental=incremental).ema_momentum
 
     assert ema(9_999) == AUTO_EMA_MOMENTUM
     assert ema(10_000) == 0.0
+    assert ema(10_000, n_queries=299) == 0.0  # RankNet's rules count rows only
+    lambdarank = LambdaRankRanker(input_noise=0.0).get_params()
+    for n_queries, expected in ((299, AUTO_EMA_MOMENTUM), (300, 0.0)):
+        rows = SimpleNamespace(scaled_within_queries=False)  # what the small-data rules read
+        assert resolve(lambdarank, LAMBDARANK, DataShape(10_000, n_queries, rows)).ema_momentum == expected
     assert ema(10_000, incremental=True) == AUTO_EMA_MOMENTUM  # partial_fit
     assert ema(10_000, ema_momentum=0.3) == 0.3
 
