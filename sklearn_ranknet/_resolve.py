@@ -20,9 +20,9 @@ from ._inputs import stays_sparse
 from ._noise import AUTO_INPUT_NOISE, auto_input_noise
 
 #: Data counts as large from this many training rows
-#: (``HistGradientBoostingRegressor``'s threshold) *and* ``SMALL_DATA_QUERIES``
-#: queries: early stopping turns on, and the size-dependent rules take their
-#: large-data values.
+#: (``HistGradientBoostingRegressor``'s threshold), for LambdaRank and ListNet
+#: *and* ``SMALL_DATA_QUERIES`` queries: early stopping turns on, and the
+#: size-dependent rules take their large-data values.
 SMALL_DATA_ROWS = 10_000
 #: Fewer queries leave early stopping too few to judge by (30 at the default
 #: ``validation_fraction``): on 100-200 training queries of 12,000-24,000
