@@ -10,6 +10,19 @@ its data, builds its pipeline). With a warm cache the thread only loads the
 cached kernels. Nothing else changes: the kernels and their results are the
 same, and the cache is filled as by the calls themselves.
 
+Numba compiles one function at a time per process, whatever the thread, so
+when the cache is cold (and the machine has a second core) the import also
+starts a *helper process* that compiles the same list from its far end
+(MAP, ListNet, RankNet, NDCG: :func:`helper_signatures`) into the same
+on-disk cache, at a lower priority. The two meet in the middle: a kernel the
+helper has saved is loaded from the cache, by the thread or by the call that
+needs it, in milliseconds. The helper writes nothing but cache files, is
+stopped when this process exits, and stops itself when its parent is gone.
+It compiles only kernels that the list holds one signature of, so that it
+never saves another signature of a function while this process saves one
+(Numba numbers a function's cache entries without locking; a collision
+would only cost a later process a compilation, but it is avoided).
+
 A call that needs a kernel the thread has not compiled yet compiles it
 itself, first: the thread waits while any other thread is in Numba's
 compiler, so a call waits at most for the one signature in progress (a call
@@ -20,12 +33,18 @@ saves the user the compilation that overlaps their own work, not more.
 Set the environment variable ``SKLEARN_RANKNET_WARMUP=0`` (or ``false``,
 ``no``, ``off``) before the import to switch it off: then no thread is
 started and each kernel is compiled when first called, as before.
+``SKLEARN_RANKNET_WARMUP=thread`` keeps the thread and starts no helper
+process.
 
 Where it does not run, and how it stays out of the way:
 
 - worker processes (multiprocessing, loky and Dask workers, whose parent
   started them) and ``NUMBA_DISABLE_JIT=1`` start no thread: a worker
   compiles only what it calls;
+- the helper process starts only when the cache holds none of its
+  kernels' entries yet (a first process), with at least two usable cores,
+  and when ``sys.executable`` is a Python interpreter (not an embedding
+  program such as a uWSGI server);
 - it prints nothing: an error (a cache directory that cannot be written
   after all, a kernel that no longer takes the listed types) skips that
   signature silently, and the call that needs it compiles it and reports;
@@ -37,15 +56,26 @@ Where it does not run, and how it stays out of the way:
 - at interpreter exit an ``atexit`` hook stops the thread and waits for the
   signature in progress (LLVM must not be compiling while the interpreter
   tears down): a script that exits at once with an empty cache waits that
-  long (at most the longest signature, LambdaRank's kernel, a few seconds).
+  long (at most the longest signature, LambdaRank's kernel, a few seconds);
+  it first stops the helper process (what the helper has saved stays in
+  the cache; the signature it was compiling is lost).
 """
 
 import atexit
 import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 ENVIRONMENT_VARIABLE = "SKLEARN_RANKNET_WARMUP"
 _OFF = frozenset({"0", "false", "no", "off"})
+_THREAD_ONLY = "thread"
+# The helper's niceness: the user's own work (a fit's BLAS threads) comes
+# first, the helper gets what is left of the cores.
+_HELPER_NICENESS = 10
+# How long the exit hook waits for the stopped helper to be gone.
+_HELPER_EXIT_WAIT_S = 5.0
 # The longest wait at exit for the signature in progress: a compile that
 # takes longer is stuck, and the interpreter may as well go on.
 _EXIT_WAIT_S = 60.0
@@ -98,10 +128,25 @@ def signatures():
     ]
 
 
+def helper_signatures(items=None):
+    """The helper process's share of :func:`signatures`, in the order it
+    compiles them: from the far end of the list, the kernels that the list
+    holds one signature of."""
+    items = signatures() if items is None else items
+    counts = {}
+    for dispatcher, _ in items:
+        counts[dispatcher] = counts.get(dispatcher, 0) + 1
+    return [(dispatcher, argtypes) for dispatcher, argtypes in reversed(items) if counts[dispatcher] == 1]
+
+
+def _mode():
+    return os.environ.get(ENVIRONMENT_VARIABLE, "1").strip().lower()
+
+
 def enabled():
     """Whether this process starts the warm-up at import (see the module
     docstring)."""
-    if os.environ.get(ENVIRONMENT_VARIABLE, "1").strip().lower() in _OFF:
+    if _mode() in _OFF:
         return False
     import multiprocessing
 
@@ -114,10 +159,11 @@ class _Warmup:
     """One warm-up: its thread, and a count of the other threads in Numba's
     compiler (fed by Numba's compiler-lock events) that it waits on."""
 
-    def __init__(self, items):
+    def __init__(self, items, helper=None):
         from numba.core import event
 
         self.items = items
+        self.helper = helper  # the helper process (subprocess.Popen), or None
         self.cond = threading.Condition()
         self.others = 0  # other threads inside Numba's compiler lock
         self.stopping = False
@@ -141,6 +187,10 @@ class _Warmup:
                     dispatcher.compile(argtypes)
                 except Exception:  # the call that needs it compiles it and raises
                     pass
+            if self.helper is not None:
+                # Reaped as soon as it is done; and wait() waits for it too, so
+                # that nothing compiles behind a benchmark's back.
+                self.helper.wait()
         except BaseException:  # never a traceback from this thread
             pass
         finally:
@@ -152,6 +202,16 @@ class _Warmup:
         try:
             event.unregister("numba:compiler_lock", self.listener)
         except (KeyError, ValueError):
+            pass
+
+    def stop_helper(self, timeout):
+        helper = self.helper
+        if helper is None or helper.poll() is not None:
+            return
+        try:
+            helper.terminate()
+            helper.wait(timeout)
+        except Exception:  # already gone, or stuck: the interpreter goes on
             pass
 
     def stop(self, timeout):
@@ -189,6 +249,71 @@ class _OthersCompiling:
         return Listener()
 
 
+def _usable_cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _runs_python(executable):
+    # An embedding program (uWSGI, a GUI application) sets sys.executable to
+    # itself: starting it would not run our code.
+    return bool(executable) and Path(executable).name.lower().startswith("python")
+
+
+def _cache_is_cold(items):
+    """True when Numba's cache holds no valid entry of any of these
+    kernels (their sources unchanged since). Reads each function's cache
+    index, which is Numba's own business: any surprise there answers
+    False, and no helper starts."""
+    try:
+        return not any(dispatcher._cache._cache_file._load_index() for dispatcher, _ in items)
+    except Exception:
+        return False
+
+
+def _helper_wanted(items):
+    return (_mode() != _THREAD_ONLY and _usable_cores() >= 2 and _runs_python(sys.executable)
+            and _cache_is_cold(items))
+
+
+def _start_helper():
+    """Start the helper process (see the module docstring); None when
+    there is no reason to, or it cannot start."""
+    try:
+        if not _helper_wanted(helper_signatures()):
+            return None
+        # The helper imports this very package, wherever the parent found it.
+        package_parent = str(Path(__file__).resolve().parents[1])
+        code = (f"import sys; sys.path.insert(0, {package_parent!r}); "
+                f"from sklearn_ranknet._warmup import _helper_main; _helper_main({os.getpid()})")
+        return subprocess.Popen(
+            [sys.executable, "-c", code], env={**os.environ, ENVIRONMENT_VARIABLE: "0"},
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            close_fds=True,
+        )
+    except Exception:
+        return None
+
+
+def _helper_main(parent):
+    """The helper process: compile :func:`helper_signatures` into the
+    cache while the parent lives, quietly."""
+    if hasattr(os, "nice"):
+        try:
+            os.nice(_HELPER_NICENESS)
+        except OSError:
+            pass
+    for dispatcher, argtypes in helper_signatures():
+        if os.getppid() != parent:
+            return
+        try:
+            dispatcher.compile(argtypes)
+        except Exception:
+            pass
+
+
 _current = None
 
 
@@ -198,23 +323,28 @@ def start():
     global _current
     if _current is not None or not enabled():
         return False
+    helper = None
     try:
         from numba.core import entrypoints
 
         # Numba loads third-party extensions at its first compile: here, on
         # the importing thread, rather than as imports from the warm-up.
         entrypoints.init_all()
-        warmup = _Warmup(signatures())
+        helper = _start_helper()
+        warmup = _Warmup(signatures(), helper=helper)
         warmup.start()
     except Exception:
+        if helper is not None:
+            helper.terminate()
         return False
     _current = warmup
     return True
 
 
 def wait(timeout=None):
-    """Wait until the warm-up has finished (or ``timeout`` seconds); returns
-    True when no warm-up is running any more. For tests and benchmarks."""
+    """Wait until the warm-up, and its helper process if one started, have
+    finished (or ``timeout`` seconds); returns True when no warm-up is
+    running any more. For tests and benchmarks."""
     warmup = _current
     if warmup is None:
         return True
@@ -231,6 +361,7 @@ def running():
 def _stop_at_exit():
     warmup = _current
     if warmup is not None:
+        warmup.stop_helper(_HELPER_EXIT_WAIT_S)
         warmup.stop(_EXIT_WAIT_S)
 
 
@@ -264,6 +395,10 @@ def _after_fork_in_child():
     if warmup is None:
         return
     warmup._unregister()
+    if warmup.helper is not None:
+        # The parent's helper, not ours: never wait for it, stop it, or warn
+        # about it (a Popen still running warns when collected).
+        warmup.helper.returncode = 0
     if warmup.holding_for_fork:
         from numba.core.compiler_lock import global_compiler_lock
 

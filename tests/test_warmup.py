@@ -155,7 +155,11 @@ def test_silent_when_the_cache_cannot_be_written(tmp_path, cache):
     assert out.stderr == ""
 
 
-def test_results_are_the_same_with_and_without_the_warmup():
+@pytest.mark.parametrize("cache", ["default", "empty"])
+def test_results_are_the_same_with_and_without_the_warmup(tmp_path, cache):
+    """With an empty cache the warm-up also starts its helper process, whose
+    kernels this process may load, depending on who gets there first
+    (test_a_helper_fills_the_cache_that_this_process_then_loads makes sure)."""
     code = """
         import hashlib
         import numpy as np
@@ -171,7 +175,8 @@ def test_results_are_the_same_with_and_without_the_warmup():
             digest.update(np.float64([ndcg_score(y, s, groups=q, k=10), map_score(y, s, groups=q)]).tobytes())
         print(_warmup.enabled(), digest.hexdigest())
     """
-    on = run(code, env={"SKLEARN_RANKNET_WARMUP": "1"}).stdout.split()
+    cache_env = {} if cache == "default" else {"NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    on = run(code, env={"SKLEARN_RANKNET_WARMUP": "1", **cache_env}).stdout.split()
     off = run(code, env={"SKLEARN_RANKNET_WARMUP": "0"}).stdout.split()
     assert on[0] == "True" and off[0] == "False"
     assert on[1] == off[1]
@@ -201,3 +206,89 @@ def test_kernels_are_compiled_without_c_wrappers():
     assert _jit.NO_CFUNC_WRAPPER
     for kernel in (metrics.ndcg_chunk, pair_lambdas.lambdarank_chunk, pair_lambdas._pair_rho):
         assert kernel.targetoptions["no_cfunc_wrapper"] is True
+
+
+def test_the_helper_compiles_the_far_end_of_the_list_once_per_kernel():
+    from sklearn_ranknet import _warmup
+
+    items = _warmup.signatures()
+    share = _warmup.helper_signatures(items)
+    dispatchers = [d for d, _ in items]
+    assert share and all(item in items for item in share)
+    # from the far end: MAP's kernel first
+    assert share[0] == items[-1]
+    assert [items.index(item) for item in share] == sorted((items.index(item) for item in share), reverse=True)
+    # never a kernel whose other signature this process may be saving meanwhile
+    assert all(dispatchers.count(d) == 1 for d, _ in share)
+    assert len(share) == sum(dispatchers.count(d) == 1 for d in dispatchers)
+
+
+def test_a_helper_fills_the_cache_that_this_process_then_loads(tmp_path):
+    """With an empty cache a helper process starts; what it compiled, this
+    process loads from the cache instead of compiling (a hit on every one of
+    its signatures)."""
+    out = run("""
+        from sklearn_ranknet import _warmup
+        share = _warmup.helper_signatures()
+        print(_warmup._cache_is_cold(share))
+        helper = _warmup._start_helper()
+        print(helper.wait(600))
+        print(_warmup._cache_is_cold(share), _warmup._start_helper())
+        for dispatcher, argtypes in share:
+            dispatcher.compile(argtypes)
+        print(all(sum(d.stats.cache_hits.values()) == 1 and not d.stats.cache_misses for d, _ in share))
+    """, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "SKLEARN_RANKNET_WARMUP": "0"})
+    assert out.stdout.split() == ["True", "0", "False", "None", "True"], out.stdout
+    assert out.stderr == ""
+
+
+def test_no_helper_when_told_so_or_when_it_cannot_help(tmp_path):
+    """"thread" keeps the warm-up in the process; a program that embeds
+    Python (its sys.executable is not an interpreter) and a single core start
+    no helper either."""
+    out = run("""
+        from sklearn_ranknet import _warmup
+        helper = _warmup._current.helper
+        print(helper is None, _warmup._cache_is_cold(_warmup.helper_signatures()))
+        print(_warmup._runs_python("/usr/bin/uwsgi"), _warmup._runs_python(""),
+              _warmup._runs_python(sys.executable))
+        _warmup._usable_cores = lambda: 1
+        import os
+        os.environ["SKLEARN_RANKNET_WARMUP"] = "1"
+        print(_warmup._start_helper())
+    """, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "SKLEARN_RANKNET_WARMUP": "thread"})
+    assert out.stdout.split() == ["True", "True", "False", "False", "True", "None"], out.stdout
+
+
+def test_the_helper_ends_with_its_parent(tmp_path):
+    """A parent that exits at once stops and reaps its helper; a parent that
+    dies without its exit hooks (os._exit) leaves a helper that stops by
+    itself, at the latest after the signature it is compiling."""
+    import time
+
+    for ending in ("sys.exit(0)", "os._exit(0)"):
+        cache = tmp_path / ending[:2]
+        out = run(f"""
+            import os
+            from sklearn_ranknet import _warmup
+            print(_warmup._current.helper.pid, flush=True)
+            {ending}
+        """, env={"NUMBA_CACHE_DIR": str(cache)})
+        pid = int(out.stdout)
+        deadline = time.monotonic() + (0 if ending.startswith("sys") else 300)
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(pid), ending
+        assert out.stderr == ""
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (exited, not reaped: its parent is gone, init reaps it soon) is not alive
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
