@@ -250,10 +250,20 @@ def fit_together(runs, counts=None):
     """
     counts = [None] * len(runs) if counts is None else counts
     nets = [_Net(run, c) for run, c in zip(runs, counts)]
-    lead = nets[0]
-    data, options, resolved = lead.run.data, lead.options, lead.resolved
-    stream = lead.state.random_state
+    data = nets[0].run.data
     data.densify()
+    data.keep_inputs(nets[0].model)
+    try:
+        return _train_together(nets, data)
+    finally:
+        data.drop_inputs()
+
+
+def _train_together(nets, data):
+    """:func:`fit_together` once the rows are ready."""
+    lead = nets[0]
+    options, resolved = lead.options, lead.resolved
+    stream = lead.state.random_state
     factories = [net.run.data._make_objective for net in nets]  # each network's k, sigma, ...
     for net in nets:
         net.run.data = data

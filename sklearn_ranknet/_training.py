@@ -1,11 +1,13 @@
 """The training loop: minibatches of whole queries, early stopping, L-BFGS.
 
-The rows of a dense ``X`` are never copied as a whole (a CSR ``X`` read as
-dense blocks is densified once, up to ``DENSE_COPY_BYTES``: see
-:meth:`TrainingSet.densify`). A :class:`TrainingSet` keeps
-the caller's ``X`` and an index that arranges its rows query by query (labels
-descending inside each query); every minibatch gathers its own rows through
-that index.
+A :class:`TrainingSet` keeps the caller's ``X`` and an index that arranges
+its rows query by query (labels descending inside each query); every
+minibatch gathers its own rows through that index. Two copies are made when
+they are small: a CSR ``X`` read as dense blocks is densified once (up to
+``DENSE_COPY_BYTES``, :meth:`TrainingSet.densify`), and the network's inputs
+(the rows encoded, standardized and cast) are computed once for the whole fit
+(up to ``KEPT_INPUTS_BYTES``, :meth:`TrainingSet.keep_inputs`). Large data
+is never copied as a whole.
 
 What ``loss_curve_`` holds
 --------------------------
@@ -60,6 +62,9 @@ SCORE_BLOCK_VALUES = 2048 * 136
 #: Largest dense copy (bytes) a fit makes of a CSR ``X`` that is read as
 #: dense blocks anyway (see :meth:`TrainingSet.densify`).
 DENSE_COPY_BYTES = 2**28
+#: Largest copy (bytes) of the network's inputs for all rows that a fit keeps
+#: (see :meth:`TrainingSet.keep_inputs`).
+KEPT_INPUTS_BYTES = 2**28
 
 
 class TrainingSet:
@@ -81,10 +86,12 @@ class TrainingSet:
         ``make_objective(y, offsets)`` (see :meth:`with_objective`)
     """
 
-    def __init__(self, X, rows, y, offsets, make_objective, weights=None):
+    def __init__(self, X, rows, y, offsets, make_objective, weights=None, kept=None):
         self.X, self.rows, self.y, self.offsets = X, rows, y, offsets
         self.weights = weights
         self._make_objective = make_objective
+        # The inputs of every row of X, shared by the sets made from this one.
+        self._kept = _KeptInputs() if kept is None else kept
 
     @cached_property
     def objective(self):
@@ -94,7 +101,7 @@ class TrainingSet:
         """The same queries, with the objective ``make_objective`` builds
         (a set is first arranged without one: the objective's options are
         resolved from the data's shape)."""
-        return TrainingSet(self.X, self.rows, self.y, self.offsets, make_objective, self.weights)
+        return TrainingSet(self.X, self.rows, self.y, self.offsets, make_objective, self.weights, self._kept)
 
     @cached_property
     def weighted(self):
@@ -138,7 +145,7 @@ class TrainingSet:
         positions, offsets = self.positions_of(queries)
         weights = None if self.weights is None else self.weights[queries]
         return TrainingSet(
-            self.X, self.rows[positions], self.y[positions], offsets, make_objective, weights
+            self.X, self.rows[positions], self.y[positions], offsets, make_objective, weights, self._kept
         )
 
     @property
@@ -164,8 +171,42 @@ class TrainingSet:
 
     def features(self, model, positions):
         """The rows of ``X`` at ``positions`` (an index array or a slice),
-        gathered and made ready for ``model``'s network."""
+        gathered and made ready for ``model``'s network (a new array)."""
+        kept = self._kept
+        if kept.inputs is not None and kept.scaling is model.scaling and kept.inputs.dtype == model.dtype:
+            return np.take(kept.inputs, self.rows[positions], axis=0)
         return model.inputs(self.X, self.rows[positions])
+
+    def keep_inputs(self, model):
+        """Compute ``model``'s inputs for every row of ``X`` once, for this
+        set and the sets made from it, when they are dense and take at most
+        ``KEPT_INPUTS_BYTES``; otherwise (and after :meth:`drop_inputs`)
+        every minibatch computes its own.
+
+        Each minibatch and each block of the loss sample would otherwise
+        gather, encode and standardize its rows anew, every epoch: on
+        Yahoo's 875 encoded inputs a 224-row minibatch took 0.21 ms that way
+        and 0.04 ms as a copy of the kept rows (docs/benchmarks.md, "Model
+        selection"). The encoding is row by row, so the kept rows are the
+        very values a minibatch would compute (tested)."""
+        X, kept = self.X, self._kept
+        if sp.issparse(X) and stays_sparse(X):
+            return  # the rows stay sparse for the folded first layer
+        n_inputs = model.coefs[0].shape[0]
+        if X.shape[0] * n_inputs * model.dtype.itemsize > KEPT_INPUTS_BYTES:
+            return
+        # Block by block: a whole-X temporary (a C-order copy of a
+        # DataFrame's values) would cost more than the inputs kept.
+        inputs = np.empty((X.shape[0], n_inputs), dtype=model.dtype)
+        step = max(SCORE_BLOCK_VALUES // n_inputs, 64)
+        for start in range(0, X.shape[0], step):
+            rows = model.inputs(X, np.arange(start, min(start + step, X.shape[0])))
+            inputs[start:start + step] = rows.toarray() if sp.issparse(rows) else rows
+        kept.scaling, kept.inputs = model.scaling, inputs
+
+    def drop_inputs(self):
+        """Release the inputs :meth:`keep_inputs` computed."""
+        self._kept.scaling = self._kept.inputs = None
 
     def densify(self):
         """Read a CSR ``X`` too dense to stay sparse (``stays_sparse``) as
@@ -186,6 +227,13 @@ class TrainingSet:
             return
         if X.shape[0] * X.shape[1] * X.dtype.itemsize <= DENSE_COPY_BYTES:
             self.X = X.toarray()
+
+
+class _KeptInputs:
+    """The network's inputs for every row of ``X`` (see
+    :meth:`TrainingSet.keep_inputs`), and the input scaling they are for."""
+
+    scaling = inputs = None
 
 
 def _loss_sample(data, random_state, make_objective):
@@ -384,9 +432,19 @@ def fit_stochastic(model, state, data, options, history, incremental):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
     or until the loss (or the validation NDCG) stops improving. Updates
     ``model``'s parameters in place, ``state`` and ``history``."""
+    data.densify()
+    if not incremental:  # one epoch would compute every input once anyway
+        data.keep_inputs(model)
+    try:
+        _train_stochastic(model, state, data, options, history, incremental)
+    finally:
+        data.drop_inputs()
+
+
+def _train_stochastic(model, state, data, options, history, incremental):
+    """:func:`fit_stochastic` once the rows are ready."""
     resolved = options.resolved
     early_stopping = resolved.early_stopping
-    data.densify()
     make_objective = data._make_objective
     train, val = (
         split_validation(data, options.validation_fraction, state.random_state, make_objective)

@@ -232,6 +232,58 @@ def test_dense_x_in_any_layout_takes_the_fused_kernel_with_the_same_bits(layout,
     np.testing.assert_array_equal(np.asarray(given), snapshot)
 
 
+@pytest.mark.parametrize("form", ["C-order", "F-order", "float32", "csr-dense-enough", "no-scaling"])
+@pytest.mark.parametrize("ranker", ["LambdaRank", "a bag of 3"])
+def test_kept_inputs_train_to_the_same_bits(form, ranker, monkeypatch):
+    """A fit computes its network inputs for every row once
+    (``TrainingSet.keep_inputs``) when they take at most
+    ``KEPT_INPUTS_BYTES``, and its minibatches and loss sample copy their
+    rows from them. The encoding, the standardization and the cast work row
+    by row, so the fit is the same to the bit as one whose minibatches
+    compute their own rows (the budget at 0), with noise and dropout drawn
+    on top, alone and in a stack of networks; the kept rows are released
+    when the fit ends."""
+    from sklearn_ranknet import BaggingRanker, _training
+
+    X, y, qid = make_ranking(40, n_features=7, n_informative=3, random_state=3)
+    X[np.random.default_rng(1).random(X.shape) < 0.3] = 0.0
+    params = dict(hidden_layer_sizes=(6,), max_iter=4, random_state=0, input_noise=0.3, dropout=0.2)
+    if form == "F-order":
+        X = np.asfortranarray(X)
+    elif form == "float32":
+        X = X.astype(np.float32)
+    elif form == "csr-dense-enough":
+        X = sp.csr_matrix(X)
+    elif form == "no-scaling":
+        params["feature_scaling"] = None
+    kept_at_drop = []
+    drop = _training.TrainingSet.drop_inputs
+
+    def spied_drop(data):
+        kept_at_drop.append(data._kept.inputs is not None)
+        drop(data)
+        assert data._kept.inputs is None
+
+    monkeypatch.setattr(_training.TrainingSet, "drop_inputs", spied_drop)
+
+    def fitted():
+        estimator = LambdaRankRanker(**params)
+        if ranker != "LambdaRank":
+            estimator = BaggingRanker(estimator, n_estimators=3, random_state=0)
+        return estimator.fit(X, y, groups=qid)
+
+    kept = fitted()
+    assert kept_at_drop == [True]
+    monkeypatch.setattr(_training, "KEPT_INPUTS_BYTES", 0)
+    computed = fitted()
+    assert kept_at_drop == [True, False]
+    members = [(kept, computed)] if ranker == "LambdaRank" else zip(kept.estimators_, computed.estimators_)
+    for got, expected in members:
+        for a, b in zip(got.coefs_ + got.intercepts_, expected.coefs_ + expected.intercepts_):
+            np.testing.assert_array_equal(a, b)
+        assert got.loss_curve_ == expected.loss_curve_
+
+
 @pytest.mark.parametrize("copied", [True, False], ids=["dense-copy", "block-by-block"])
 def test_csr_dense_enough_is_read_as_the_dense_rows_are(copied, monkeypatch):
     """CSR with at least DENSE_BLOCKS_FROM of its entries stored (LETOR
