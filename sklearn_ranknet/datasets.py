@@ -1,8 +1,11 @@
-"""Learning-to-rank datasets: a synthetic generator and a LETOR / SVMlight loader.
+"""Learning-to-rank datasets: a synthetic generator, a LETOR / SVMlight loader
+and a click simulator.
 
-Both functions return the triple ``(X, y, groups)`` used throughout the package:
-``X`` holds one row per (query, document) pair, ``y`` the graded relevance labels
-and ``groups`` the query id of every row.
+``make_ranking`` and ``load_letor`` return the triple ``(X, y, groups)`` used
+throughout the package: ``X`` holds one row per (query, document) pair, ``y``
+the graded relevance labels and ``groups`` the query id of every row.
+``make_clicks`` turns graded labels and a logging ranker's scores into a
+simulated click log (it lives in ``_clicks.py``).
 """
 
 import array
@@ -18,7 +21,9 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, InvalidParameterError, StrOptions, validate_params
 
-__all__ = ["make_ranking", "load_letor"]
+from ._clicks import make_clicks
+
+__all__ = ["make_ranking", "load_letor", "make_clicks"]
 
 # The largest noise make_ranking takes: past ~1e154 the variance of the latent
 # relevance overflows float64.
