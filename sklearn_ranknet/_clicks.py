@@ -148,14 +148,14 @@ def make_clicks(
     --------
     make_ranking : A synthetic ranking problem with graded labels.
 
-    References
-    ----------
-    .. [1] A. Chuklin, I. Markov and M. de Rijke, *Click Models for Web
-       Search*, Morgan & Claypool, 2015.
-    .. [2] T. Joachims, A. Swaminathan and T. Schnabel, "Unbiased
-       learning-to-rank with biased feedback", WSDM 2017.
-    .. [3] N. Craswell, O. Zoeter, M. Taylor and B. Ramsey, "An experimental
-       comparison of click position-bias models", WSDM 2008.
+    Notes
+    -----
+    The click models are those of Chuklin, Markov and de Rijke, *Click
+    Models for Web Search* (Morgan & Claypool, 2015); the position-based
+    simulation follows Joachims, Swaminathan and Schnabel, "Unbiased
+    learning-to-rank with biased feedback" (WSDM 2017), and the cascade
+    model Craswell, Zoeter, Taylor and Ramsey, "An experimental comparison
+    of click position-bias models" (WSDM 2008).
 
     Examples
     --------
