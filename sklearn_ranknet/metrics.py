@@ -8,18 +8,26 @@ Conventions
 -----------
 - **Gain** (NDCG): ``gain="exponential"`` uses ``2**label - 1`` (LightGBM,
   XGBoost); ``"linear"`` uses ``label`` (scikit-learn, trec_eval).
-- **Discount**: ``1 / log2(rank + 1)`` with ranks starting at 1.
+- **Discount**: ``1 / log2(rank + 1)`` with ranks starting at 1 (NDCG; RR
+  and ERR discount by ``1 / rank``).
 - **Ties** in ``y_score``: ``ignore_ties=False`` gives the expected value over
   every ordering of the tied documents, so the result does not depend on the
-  input order (for NDCG and for AP). ``ignore_ties=True`` ranks tied
-  documents in input order (LightGBM, XGBoost) and is faster.
-- **Empty queries**: a query whose ideal DCG is 0 (for AP: with no relevant
-  document) scores ``empty_query_score``: 1.0 by default (LightGBM, XGBoost),
-  0.0 as in scikit-learn and trec_eval, or ``None`` to leave such queries out
-  of the mean.
+  input order (for every metric). ``ignore_ties=True`` ranks tied documents
+  in input order (LightGBM, XGBoost) and is faster.
+- **Empty queries**: a query whose ideal DCG is 0 (for AP, RR and ERR: with
+  no label > 0) scores ``empty_query_score``: 1.0 by default (LightGBM,
+  XGBoost), 0.0 as in scikit-learn and trec_eval, or ``None`` to leave such
+  queries out of the mean.
 - **MAP**: a document is relevant when its label is > 0. AP@k sums the
   precision at each relevant rank up to k and divides by ``min(k, R)``, where
   R is the number of relevant documents of the query.
+- **MRR**: relevant means label > 0, as for MAP. RR@k is 1 / the rank of
+  the first relevant document, 0 when it is below rank k.
+- **ERR** (the cascade model of Chapelle et al., 2009): the document at
+  rank r stops the user with chance ``R = (2**label - 1) / 2**max_label``,
+  and ERR@k is ``sum over r <= k of R_r * prod_{i < r} (1 - R_i) / r``.
+  ``max_label=None`` is the largest label of ``y_true``, over all queries.
+  ERR is not normalized: it is below 1 even for an ideal ranking.
 - ``k=None`` means the whole list.
 - Labels must be finite and >= 0 (a positive label no smaller than the
   smallest normal float, 2.2e-308); with exponential gain they must be <= 30
@@ -42,15 +50,21 @@ from ._kernels import metrics as metric_kernels
 from ._groups import group_rows, query_weights
 from ._jit import as_kernel_array, effective_n_jobs, over_queries
 from ._query_column import merge_groups, query_column_of, query_ids_in
-from ._validation import check_relevance_labels, float_column
+from ._validation import MAX_EXPONENTIAL_LABEL, check_relevance_labels, float_column
 
 __all__ = [
     "ndcg_score",
     "map_score",
+    "mrr_score",
+    "err_score",
     "ndcg_per_query",
     "ap_per_query",
+    "rr_per_query",
+    "err_per_query",
     "ndcg_scorer",
     "map_scorer",
+    "mrr_scorer",
+    "err_scorer",
 ]
 
 _COMMON_CONSTRAINTS = {
@@ -70,6 +84,14 @@ _NDCG_CONSTRAINTS = {
 # [source] links) fails on a ``{**a, **b}`` written in a decorator.
 _NDCG_MEAN_CONSTRAINTS = {**_NDCG_CONSTRAINTS, **_MEAN_CONSTRAINTS}
 _MAP_MEAN_CONSTRAINTS = {**_COMMON_CONSTRAINTS, **_MEAN_CONSTRAINTS}
+_MRR_MEAN_CONSTRAINTS = {**_COMMON_CONSTRAINTS, **_MEAN_CONSTRAINTS}
+# Labels are at most 30 (the exponential gain's limit), so a scale's top
+# grade is too; 2**max_label must stay a float.
+_ERR_CONSTRAINTS = {
+    **_COMMON_CONSTRAINTS,
+    "max_label": [Interval(Real, 0, MAX_EXPONENTIAL_LABEL, closed="both"), None],
+}
+_ERR_MEAN_CONSTRAINTS = {**_ERR_CONSTRAINTS, **_MEAN_CONSTRAINTS}
 
 
 def _refused_as_a_scorer(scorer_name, what_it_is):
@@ -279,6 +301,222 @@ def _ap_values(y_true, y_score, groups, k, ignore_ties):
     return query_groups, values, empty
 
 
+@_is_a_metric("mrr_scorer")
+@validate_params(_COMMON_CONSTRAINTS, prefer_skip_nested_validation=True)
+def rr_per_query(
+    y_true,
+    y_score,
+    *,
+    groups=None,
+    k=None,
+    ignore_ties=False,
+    empty_query_score=1.0,
+):
+    """Reciprocal rank RR@k of each query.
+
+    Takes the same arguments as :func:`mrr_score` (but ``sample_weight``,
+    which only weighs the mean); ``mrr_score`` is the mean of the values
+    returned here.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance of each row, finite and >= 0; any positive label counts as
+        relevant.
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. Finite.
+    groups : array-like of shape (n_samples,), default=None
+        Query id of each row, in any order; ``None`` is one query (and
+        warns when there is more than one row).
+    k : int, default=None
+        RR@k is 0 when the first relevant document is below rank ``k``;
+        ``None`` uses every rank.
+    ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents; if True, they are ranked in input order.
+    empty_query_score : float in [0, 1] or None, default=1.0
+        Value of a query with no relevant document; ``None`` leaves such
+        queries out.
+
+    Returns
+    -------
+    query_ids : ndarray of shape (n_queries,)
+        The sorted query ids (as ``np.unique(groups)``). With
+        ``empty_query_score=None`` the queries with no relevant document are
+        left out.
+    values : ndarray of shape (n_queries,)
+        RR@k of each query in ``query_ids``, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        On inputs of different lengths, NaN or infinite values, or negative
+        labels.
+
+    See Also
+    --------
+    mrr_score : The mean over queries.
+    ap_per_query : Average precision, which counts every relevant document.
+
+    Examples
+    --------
+    Query 7 ranks an irrelevant document first, then ties a relevant and an
+    irrelevant one at ranks 2-3: its RR averages both orders, (1/2 + 1/3) /
+    2; query 8 has no relevant document and scores ``empty_query_score``:
+
+    >>> from sklearn_ranknet.metrics import rr_per_query
+    >>> ids, values = rr_per_query([0, 1, 0, 0, 0], [3, 2, 2, 2, 1], groups=[7, 7, 7, 8, 8])
+    >>> ids.tolist(), values.round(4).tolist()
+    ([7, 8], [0.4167, 1.0])
+    >>> rr_per_query([0, 1, 0, 0, 0], [3, 2, 2, 2, 1], groups=[7, 7, 7, 8, 8], k=1)[1].tolist()
+    [0.0, 1.0]
+    """
+    query_groups, values, empty = _rr_values(y_true, y_score, groups, k, ignore_ties)
+    return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
+
+
+def _rr_values(y_true, y_score, groups, k, ignore_ties):
+    """RR@k of every query and which queries have no relevant document."""
+    y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
+    check_relevance_labels(y_true, exponential_gain=False, as_gains=False)  # relevant: > 0
+    values, empty = _outputs(query_groups)
+    _per_query(
+        metric_kernels.rr_chunk,
+        query_groups,
+        _arranged(query_groups, y_true),
+        _arranged(query_groups, y_score),
+        _cap(k, int(query_groups.sizes.max())),
+        ignore_ties,
+        values,
+        empty,
+    )
+    return query_groups, values, empty
+
+
+@_is_a_metric("err_scorer")
+@validate_params(_ERR_CONSTRAINTS, prefer_skip_nested_validation=True)
+def err_per_query(
+    y_true,
+    y_score,
+    *,
+    groups=None,
+    k=None,
+    max_label=None,
+    ignore_ties=False,
+    empty_query_score=1.0,
+):
+    """Expected reciprocal rank ERR@k of each query.
+
+    Takes the same arguments as :func:`err_score` (but ``sample_weight``,
+    which only weighs the mean); ``err_score`` is the mean of the values
+    returned here.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Graded relevance of each row, finite, >= 0 and at most
+        ``max_label`` (and 30).
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. Finite.
+    groups : array-like of shape (n_samples,), default=None
+        Query id of each row, in any order; ``None`` is one query (and
+        warns when there is more than one row).
+    k : int, default=None
+        Only the top ``k`` ranks count; ``None`` uses every rank.
+    max_label : float in [0, 30] or None, default=None
+        The top grade of the label scale: a document of that grade stops
+        the user with chance ``1 - 2**-max_label``. ``None`` uses the
+        largest label in ``y_true``, over all queries; fix it (e.g.
+        ``max_label=4`` for grades 0-4) where values of different calls are
+        compared, as :func:`err_score` says.
+    ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents; if True, they are ranked in input order.
+    empty_query_score : float in [0, 1] or None, default=1.0
+        Value of a query with no label > 0; ``None`` leaves such queries
+        out.
+
+    Returns
+    -------
+    query_ids : ndarray of shape (n_queries,)
+        The sorted query ids (as ``np.unique(groups)``). With
+        ``empty_query_score=None`` the queries with no label > 0 are left
+        out.
+    values : ndarray of shape (n_queries,)
+        ERR@k of each query in ``query_ids``, in [0, 1).
+
+    Raises
+    ------
+    ValueError
+        On inputs of different lengths, NaN or infinite values, negative
+        labels, labels above 30 or above ``max_label``.
+
+    See Also
+    --------
+    err_score : The mean over queries, and the definition.
+    rr_per_query : The reciprocal rank of the first relevant document.
+
+    Examples
+    --------
+    Grades 0-2 (``max_label=2``: stop chances 0, 1/4 and 3/4). Query 1 ranks
+    its grade-2 document first, then ties a grade-1 and a grade-0 document:
+    after rank 1 the user reads on with chance 1/4 and stops at rank 2 or 3
+    with chance 1/4, so its ERR is 3/4 + (1/4) (1/4) (1/2 + 1/3) / 2:
+
+    >>> from sklearn_ranknet.metrics import err_per_query
+    >>> ids, values = err_per_query(
+    ...     [2, 1, 0, 0, 0], [0.9, 0.5, 0.5, 0.3, 0.3], groups=[1, 1, 1, 2, 2]
+    ... )
+    >>> ids.tolist(), values.round(4).tolist()
+    ([1, 2], [0.776, 1.0])
+    >>> err_per_query([2, 1, 0], [0.9, 0.5, 0.5], groups=[1, 1, 1], max_label=4)[1].round(4).tolist()
+    [0.2087]
+    """
+    query_groups, values, empty = _err_values(y_true, y_score, groups, k, max_label, ignore_ties)
+    return _fill_empty(query_groups.query_ids, values, empty, empty_query_score)
+
+
+_ERR_LABEL_REMEDY = (
+    "ERR's stop chance (2**label - 1) / 2**max_label is exponential in the label: rescale "
+    "the labels (e.g. grades 0..4)."
+)
+
+
+def _err_values(y_true, y_score, groups, k, max_label, ignore_ties):
+    """ERR@k of every query and which queries have no label > 0."""
+    y_true, y_score, query_groups = _check_targets(y_true, y_score, groups)
+    check_relevance_labels(y_true, exponential_gain=True, remedy=_ERR_LABEL_REMEDY)
+    values, empty = _outputs(query_groups)
+    _per_query(
+        metric_kernels.err_chunk,
+        query_groups,
+        _arranged(query_groups, y_true),
+        _arranged(query_groups, y_score),
+        2.0 ** _top_grade(y_true, max_label),
+        _cap(k, int(query_groups.sizes.max())),
+        ignore_ties,
+        values,
+        empty,
+    )
+    return query_groups, values, empty
+
+
+def _top_grade(y_true, max_label):
+    """ERR's ``max_label`` as a float: the largest label when None (over all
+    queries, so that a query of weak labels is not scored as if its best
+    were perfect), else checked to hold every label."""
+    highest = float(y_true.max())
+    if max_label is None:
+        return highest
+    if highest > max_label:
+        raise ValueError(
+            f"y_true holds labels up to {highest:g}, above max_label={max_label:g}. max_label is "
+            f"the top grade of the label scale (e.g. 4 for grades 0-4): set it to at least "
+            f"{highest:g}, or to None to use the largest label."
+        )
+    return float(max_label)
+
+
 # --------------------------------------------------------------------------
 # Means over queries
 
@@ -444,6 +682,187 @@ def map_score(
     return _mean_over_queries(query_groups, values, empty, empty_query_score, sample_weight)
 
 
+@_is_a_metric("mrr_scorer")
+@validate_params(_MRR_MEAN_CONSTRAINTS, prefer_skip_nested_validation=True)
+def mrr_score(
+    y_true,
+    y_score,
+    *,
+    groups=None,
+    k=None,
+    ignore_ties=False,
+    empty_query_score=1.0,
+    sample_weight=None,
+):
+    """Mean reciprocal rank (MRR@k) over queries.
+
+    A document is relevant when its label is > 0. The reciprocal rank of a
+    query, RR@k, is 1 / the rank of its first relevant document, or 0 when
+    that rank is below ``k``. MRR suits queries with one right answer
+    (navigational queries, question answering): only the first relevant
+    document counts.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance of each row, finite and >= 0; only ``> 0`` matters.
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. Finite.
+    groups : array-like of shape (n_samples,), default=None
+        Query id of each row, in any order. ``None`` treats all rows as one
+        query, and warns when there is more than one row; ids that make
+        every row a query of its own (document ids) warn too.
+    k : int, default=None
+        RR@k is 0 when the first relevant document is below rank ``k``.
+        ``None`` uses every rank.
+    ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents: when the first relevant document ties with others, RR is
+        the mean of 1 / its rank over their orderings. If True, tied
+        documents are ranked in input order.
+    empty_query_score : float in [0, 1] or None, default=1.0
+        Score of a query with no relevant document. ``None`` leaves such
+        queries out of the mean.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each row's query, the same on every row of a query: the
+        result is the weighted mean over queries. ``None`` weighs queries
+        equally.
+
+    Returns
+    -------
+    score : float
+        Mean RR@k over queries, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        On inputs of different lengths, NaN or infinite values, negative
+        labels, or when ``empty_query_score=None`` leaves no query to average.
+
+    See Also
+    --------
+    rr_per_query : The value of each query.
+    mrr_scorer : A scorer for GridSearchCV and cross_validate.
+    map_score : Mean average precision, which counts every relevant document.
+
+    Examples
+    --------
+    The first relevant document of q1 is at rank 2; q2 ties its relevant
+    document with an irrelevant one at the top, so its RR is the mean of 1
+    and 1/2 (input order puts the relevant one first):
+
+    >>> from sklearn_ranknet.metrics import mrr_score
+    >>> y_true = [0, 1, 0, 1, 0, 0]
+    >>> y_score = [0.9, 0.8, 0.7, 0.5, 0.5, 0.1]
+    >>> groups = ["q1", "q1", "q1", "q2", "q2", "q2"]
+    >>> mrr_score(y_true, y_score, groups=groups)
+    0.625
+    >>> mrr_score(y_true, y_score, groups=groups, ignore_ties=True)
+    0.75
+    >>> mrr_score(y_true, y_score, groups=groups, k=1)
+    0.25
+    """
+    query_groups, values, empty = _rr_values(y_true, y_score, groups, k, ignore_ties)
+    return _mean_over_queries(query_groups, values, empty, empty_query_score, sample_weight)
+
+
+@_is_a_metric("err_scorer")
+@validate_params(_ERR_MEAN_CONSTRAINTS, prefer_skip_nested_validation=True)
+def err_score(
+    y_true,
+    y_score,
+    *,
+    groups=None,
+    k=None,
+    max_label=None,
+    ignore_ties=False,
+    empty_query_score=1.0,
+    sample_weight=None,
+):
+    """Expected reciprocal rank (ERR@k) averaged over queries.
+
+    The cascade model of Chapelle, Metzler, Zhang and Grinspan (CIKM 2009):
+    a user reads the ranking from the top and stops at the document of rank
+    r with chance ``R_r = (2**label - 1) / 2**max_label``, satisfied; ERR@k
+    is the expected reciprocal of the rank where the user stops,
+    ``sum over r <= k of R_r * prod_{i < r} (1 - R_i) / r`` (0 for not
+    stopping). A relevant document counts less below a highly relevant one,
+    which has probably ended the search already.
+
+    ERR is not normalized: even an ideal ranking scores below 1 (one
+    document of the top grade and nothing else relevant: ``1 -
+    2**-max_label``), so compare ERR across rankings of the same queries.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Graded relevance of each row, finite and >= 0 (e.g. 0 = bad ...
+        4 = perfect), at most ``max_label`` (and 30).
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each row; higher ranks first. Finite.
+    groups : array-like of shape (n_samples,), default=None
+        Query id of each row, in any order. ``None`` treats all rows as one
+        query, and warns when there is more than one row; ids that make
+        every row a query of its own (document ids) warn too.
+    k : int, default=None
+        Only the top ``k`` ranks count (ERR@k). ``None`` uses every rank.
+    max_label : float in [0, 30] or None, default=None
+        The top grade of the label scale. ``None`` uses the largest label
+        in ``y_true``, over all queries (not per query: a query whose best
+        document is only fair is not scored as if it were perfect). Data
+        that do not reach the top grade then score higher than they should,
+        and in a cross-validated search folds may differ in their largest
+        label: fix it there, e.g. ``max_label=4`` for grades 0-4.
+    ignore_ties : bool, default=False
+        If False, tied scores are averaged over every ordering of the tied
+        documents. If True, tied documents are ranked in input order.
+    empty_query_score : float in [0, 1] or None, default=1.0
+        Score of a query with no label > 0. ``None`` leaves such queries
+        out of the mean.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Weight of each row's query, the same on every row of a query: the
+        result is the weighted mean over queries. ``None`` weighs queries
+        equally.
+
+    Returns
+    -------
+    score : float
+        Mean ERR@k over queries, in [0, 1).
+
+    Raises
+    ------
+    ValueError
+        On inputs of different lengths, NaN or infinite values, negative
+        labels, labels above 30 or above ``max_label``, or when
+        ``empty_query_score=None`` leaves no query to average.
+
+    See Also
+    --------
+    err_per_query : The value of each query.
+    err_scorer : A scorer for GridSearchCV and cross_validate.
+    ndcg_score : The other graded metric, normalized by the ideal ranking.
+
+    Examples
+    --------
+    Grades 0-3. In query 1 the grade-3 and grade-2 documents tie at the top;
+    by default ERR averages both orders, and ``ignore_ties=True`` keeps the
+    input order, which happens to be the better one:
+
+    >>> from sklearn_ranknet.metrics import err_score
+    >>> y_true = [3, 2, 0, 0, 1, 1]
+    >>> y_score = [0.5, 0.5, 0.1, 0.2, 0.9, 0.4]
+    >>> groups = [1, 1, 1, 2, 2, 2]
+    >>> round(err_score(y_true, y_score, groups=groups, max_label=3), 4)
+    0.4766
+    >>> round(err_score(y_true, y_score, groups=groups, max_label=3, ignore_ties=True), 4)
+    0.5391
+    >>> round(err_score(y_true, y_score, groups=groups, max_label=3, k=1), 4)
+    0.375
+    """
+    query_groups, values, empty = _err_values(y_true, y_score, groups, k, max_label, ignore_ties)
+    return _mean_over_queries(query_groups, values, empty, empty_query_score, sample_weight)
+
+
 # --------------------------------------------------------------------------
 # Validation
 
@@ -479,6 +898,10 @@ _SCORER_OF_METRIC = {
     "ndcg_per_query": "ndcg_scorer",
     "map_score": "map_scorer",
     "ap_per_query": "map_scorer",
+    "mrr_score": "mrr_scorer",
+    "rr_per_query": "mrr_scorer",
+    "err_score": "err_scorer",
+    "err_per_query": "err_scorer",
 }
 
 
@@ -653,6 +1076,18 @@ def _map_by_query(y_true, y_pred, *, groups=None, sample_weight=None, **kwargs):
     return map_score(y_true, y_pred, groups=groups, sample_weight=sample_weight, **kwargs)
 
 
+def _mrr_by_query(y_true, y_pred, *, groups=None, sample_weight=None, **kwargs):
+    if groups is None and len(y_true) > 1:
+        raise _missing_groups("mrr_scorer")
+    return mrr_score(y_true, y_pred, groups=groups, sample_weight=sample_weight, **kwargs)
+
+
+def _err_by_query(y_true, y_pred, *, groups=None, sample_weight=None, **kwargs):
+    if groups is None and len(y_true) > 1:
+        raise _missing_groups("err_scorer")
+    return err_score(y_true, y_pred, groups=groups, sample_weight=sample_weight, **kwargs)
+
+
 class _QueryScorer(_Scorer):
     """A scorer that takes the query ids from ``X`` when none were routed.
 
@@ -784,3 +1219,90 @@ def map_scorer(k=None, **metric_kwargs):
     ['test_map', 'test_ndcg@5']
     """
     return _grouped_scorer(_map_by_query, map_score, {"k": k, **metric_kwargs})
+
+
+@_refused_as_a_scorer("mrr_scorer", "makes a scorer and is not one itself")
+def mrr_scorer(k=None, **metric_kwargs):
+    """A scorer of MRR@k by query, for GridSearchCV and cross_validate.
+
+    Requests ``groups`` through metadata routing, or reads them from the
+    estimator's ``query_column``, like :func:`ndcg_scorer`.
+
+    Parameters
+    ----------
+    k : int or None, default=None
+        Truncation of RR@k; ``None`` uses the whole list.
+    **metric_kwargs
+        ``ignore_ties`` and ``empty_query_score``, as in :func:`mrr_score`.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, groups=...)``, greater is better; a direct
+        call with ``groups=`` needs routing on, as in :func:`ndcg_scorer`.
+
+    Examples
+    --------
+    >>> import sklearn
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.model_selection import GridSearchCV, GroupKFold
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> from sklearn_ranknet.metrics import mrr_scorer
+    >>> X, y, qid = make_ranking(n_queries=30, random_state=0)
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     search = GridSearchCV(
+    ...         Ridge(), {"alpha": [0.1, 10.0]}, cv=GroupKFold(3), scoring=mrr_scorer(k=10)
+    ...     ).fit(X, y, groups=qid)
+    >>> bool(0.0 <= search.best_score_ <= 1.0)
+    True
+    """
+    return _grouped_scorer(_mrr_by_query, mrr_score, {"k": k, **metric_kwargs})
+
+
+def _check_err_options(y_true, y_score, *, groups, **options):
+    """err_scorer's options checked at creation, on labels of 0, which every
+    ``max_label`` holds (the labels of :func:`_grouped_scorer`'s check, 1 and
+    0, would refuse ``max_label=0``)."""
+    err_per_query(np.zeros(len(y_true)), y_score, groups=groups, **options)
+
+
+@_refused_as_a_scorer("err_scorer", "makes a scorer and is not one itself")
+def err_scorer(k=10, **metric_kwargs):
+    """A scorer of mean ERR@k by query, for GridSearchCV and cross_validate.
+
+    Requests ``groups`` through metadata routing, or reads them from the
+    estimator's ``query_column``, like :func:`ndcg_scorer`.
+
+    Parameters
+    ----------
+    k : int or None, default=10
+        Truncation of ERR@k; ``None`` uses the whole list.
+    **metric_kwargs
+        ``max_label``, ``ignore_ties`` and ``empty_query_score``, as in
+        :func:`err_score`. Give ``max_label`` (e.g. 4 for grades 0-4): left
+        to None, it is each fold's largest label, and folds that differ in
+        it are scored on different scales.
+
+    Returns
+    -------
+    scorer : callable
+        ``scorer(estimator, X, y, groups=...)``, greater is better; a direct
+        call with ``groups=`` needs routing on, as in :func:`ndcg_scorer`.
+
+    Examples
+    --------
+    >>> import sklearn
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.model_selection import GroupKFold, cross_validate
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> from sklearn_ranknet.metrics import err_scorer, mrr_scorer
+    >>> X, y, qid = make_ranking(n_queries=30, random_state=0)
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     result = cross_validate(
+    ...         Ridge(), X, y, cv=GroupKFold(3), params={"groups": qid},
+    ...         scoring={"err@10": err_scorer(10, max_label=y.max()), "mrr": mrr_scorer()},
+    ...     )
+    >>> sorted(key for key in result if key.startswith("test_"))
+    ['test_err@10', 'test_mrr']
+    """
+    return _grouped_scorer(_err_by_query, _check_err_options, {"k": k, **metric_kwargs})

@@ -14,7 +14,8 @@ them. No numpy, no vectorisation, no closed forms:
   of the factorials of the block sizes, so only use it on small queries
   (7 documents at most is a good rule);
 - a query with nothing to find (ideal DCG 0 for NDCG, no relevant document
-  for AP) scores ``empty_value``; ``None`` means "leave it out".
+  for AP and RR, no label > 0 for ERR) scores ``empty_value``; ``None``
+  means "leave it out".
 """
 
 import itertools
@@ -123,6 +124,58 @@ def ap_query(labels, scores, k=None, ignore_ties=False, empty_value=1.0):
         return average_precision([relevant[i] for i in ranking], k, n_relevant)
 
     return average_over_orderings(value, scores, ignore_ties)
+
+
+def reciprocal_rank(relevant_in_rank_order, k):
+    """RR@k of relevance flags listed best rank first: 1 / the rank of the
+    first relevant one, 0 if none is at rank k or above."""
+    for rank, is_relevant in enumerate(relevant_in_rank_order, start=1):
+        if k is not None and rank > k:
+            break
+        if is_relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def rr_query(labels, scores, k=None, ignore_ties=False, empty_value=1.0):
+    """RR@k of one query: relevant means label > 0."""
+    relevant = [label > 0 for label in labels]
+    if not any(relevant):
+        return empty_value
+
+    def value(ranking):
+        return reciprocal_rank([relevant[i] for i in ranking], k)
+
+    return average_over_orderings(value, list(scores), ignore_ties)
+
+
+def expected_reciprocal_rank(labels_in_rank_order, k, max_label):
+    """ERR@k of labels listed best rank first, by walking the cascade: the
+    user reaches each rank with the chance of not having stopped above it,
+    and stops there with chance (2**label - 1) / 2**max_label."""
+    total = 0.0
+    reaches = 1.0
+    for rank, label in enumerate(labels_in_rank_order, start=1):
+        if k is not None and rank > k:
+            break
+        stops = (2.0 ** label - 1.0) / 2.0 ** max_label
+        total += reaches * stops / rank
+        reaches *= 1.0 - stops
+    return total
+
+
+def err_query(labels, scores, k=None, *, max_label, ignore_ties=False, empty_value=1.0):
+    """ERR@k of one query; ``max_label`` is the scale's top grade (no
+    default: the package's None is the largest label of all queries, which
+    one query cannot know)."""
+    labels = list(labels)
+    if not any(label > 0 for label in labels):
+        return empty_value
+
+    def value(ranking):
+        return expected_reciprocal_rank([labels[i] for i in ranking], k, max_label)
+
+    return average_over_orderings(value, list(scores), ignore_ties)
 
 
 def split_queries(y_true, y_score, groups):

@@ -24,8 +24,12 @@ from sklearn.preprocessing import StandardScaler
 from sklearn_ranknet import LambdaRankRanker
 from sklearn_ranknet.inspection import permutation_importance
 from sklearn_ranknet.metrics import (
-    ap_per_query, map_score, map_scorer, ndcg_per_query, ndcg_score, ndcg_scorer,
+    ap_per_query, err_per_query, err_score, err_scorer, map_score, map_scorer, mrr_score, mrr_scorer,
+    ndcg_per_query, ndcg_score, ndcg_scorer, rr_per_query,
 )
+
+# Every query-aware scorer factory, for the tests that hold for all of them.
+SCORER_FACTORIES = [ndcg_scorer, map_scorer, mrr_scorer, err_scorer]
 
 
 @pytest.fixture
@@ -134,7 +138,7 @@ def test_scorer_called_directly_with_groups(routing):
     assert ndcg_scorer(10)(model, X, y, groups=qid) == ndcg_score(y, model.predict(X), groups=qid, k=10)
 
 
-@pytest.mark.parametrize("make", [ndcg_scorer, map_scorer])
+@pytest.mark.parametrize("make", SCORER_FACTORIES)
 def test_routing_off_is_an_error_that_says_how_to_turn_it_on(make):
     X, y, qid = _ranking_data(seed=6)
     model = Ridge().fit(X, y)
@@ -145,7 +149,7 @@ def test_routing_off_is_an_error_that_says_how_to_turn_it_on(make):
         search.fit(X, y, groups=qid)
 
 
-@pytest.mark.parametrize("make", [ndcg_scorer, map_scorer])
+@pytest.mark.parametrize("make", SCORER_FACTORIES)
 def test_routing_on_without_groups_says_what_to_request(make, routing):
     """set_score_request replaces the scorer's requests: one that asks for
     sample_weight alone gets no ids. The error must not advise turning on
@@ -177,12 +181,12 @@ def test_bad_scorer_arguments_fail_at_creation():
         map_scorer(gain="linear")  # MAP has no gain
     with pytest.raises(TypeError, match="metadata routing"):
         ndcg_scorer(groups=[0, 0])
-    for make in (ndcg_scorer, map_scorer):  # per fold, like groups
+    for make in SCORER_FACTORIES:  # per fold, like groups
         with pytest.raises(TypeError, match=r"sample_weight cannot be fixed.*set_score_request"):
             make(sample_weight=np.ones(100))
 
 
-@pytest.mark.parametrize("make", [ndcg_scorer, map_scorer])
+@pytest.mark.parametrize("make", SCORER_FACTORIES)
 def test_the_scorer_function_itself_given_as_scoring_names_the_fix(routing, make):
     # scoring=ndcg_scorer (not ndcg_scorer()) makes the search call the
     # factory as scorer(estimator, X, y).
@@ -202,7 +206,8 @@ def test_the_scorer_function_itself_given_as_scoring_names_the_fix(routing, make
 @pytest.mark.parametrize(
     ("metric", "scorer"),
     [(ndcg_score, "ndcg_scorer"), (map_score, "map_scorer"), (ndcg_per_query, "ndcg_scorer"),
-     (ap_per_query, "map_scorer")],
+     (ap_per_query, "map_scorer"), (mrr_score, "mrr_scorer"), (rr_per_query, "mrr_scorer"),
+     (err_score, "err_scorer"), (err_per_query, "err_scorer")],
 )
 def test_a_metric_given_as_scoring_names_the_scorer(routing, metric, scorer):
     # scoring=ndcg_score (the metric, not a scorer): scikit-learn refuses its
@@ -283,7 +288,7 @@ def test_routed_groups_must_split_the_rows_as_the_query_column_does(routing):
     s = ranker.predict(with_column)
     coarse = qid // 2
     assert ndcg_score(y, s, groups=coarse, k=10) != ndcg_score(y, s, groups=qid, k=10)
-    for scorer in (ndcg_scorer(10), map_scorer()):
+    for scorer in (ndcg_scorer(10), map_scorer(), mrr_scorer(), err_scorer(max_label=3)):
         by_column = scorer(ranker, with_column, y)
         assert scorer(ranker, with_column, y, groups=qid + 1000) == by_column  # renamed ids
         with pytest.raises(ValueError, match=r"put the rows in different queries.*set_score_request\(groups=False\)"):
@@ -291,7 +296,7 @@ def test_routed_groups_must_split_the_rows_as_the_query_column_does(routing):
     assert ndcg_scorer(10)(ranker, with_column, y) == ndcg_score(y, s, groups=qid, k=10)
 
 
-@pytest.mark.parametrize("metric", [ndcg_score, map_score])
+@pytest.mark.parametrize("metric", [ndcg_score, map_score, mrr_score, err_score])
 def test_make_scorer_of_a_metric_without_groups_names_the_scorer(metric):
     """make_scorer(ndcg_score) given as scoring= with routing off passes the
     metric no groups: each fold was scored as one query under a warning to
@@ -300,7 +305,8 @@ def test_make_scorer_of_a_metric_without_groups_names_the_scorer(metric):
     user's own scorer scores query by query."""
     X, y, qid = _ranking_data(seed=8)
     cv = GroupKFold(n_splits=3)
-    scorer = {ndcg_score: "ndcg_scorer", map_score: "map_scorer"}[metric]
+    scorer = {ndcg_score: "ndcg_scorer", map_score: "map_scorer", mrr_score: "mrr_scorer",
+              err_score: "err_scorer"}[metric]
     with pytest.warns(UserWarning, match=rf"{metric.__name__} got no groups from the scikit-learn scorer.*"
                                          rf"scoring={scorer}\(\).*Or turn routing on, request the ids, "
                                          r".*set_score_request\(groups=True\)"):

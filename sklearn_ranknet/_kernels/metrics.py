@@ -1,4 +1,4 @@
-"""Numba kernels of the ranking metrics: gains, DCG, ideal DCG and AP.
+"""Numba kernels of the ranking metrics: gains, DCG, ideal DCG, AP, RR and ERR.
 
 Inputs are arranged query by query (see ``_groups.py``): query ``q`` owns
 rows ``offsets[q]:offsets[q + 1]``. The ``*_chunk`` kernels handle queries
@@ -14,6 +14,9 @@ Conventions shared by every metric (one DCG for the whole package):
 - the discount of 0-based rank ``r`` is ``1 / log2(r + 2)``;
 - ranking is by descending score; ``ignore_ties=False`` gives the expected
   value over every ordering of tied scores, ``True`` keeps input order.
+
+RR and ERR discount by ``1 / rank`` instead (ranks from 1): they are the
+expected reciprocal rank at which a user stops reading.
 """
 
 import numpy as np
@@ -338,6 +341,165 @@ def average_precision(labels, scores, k, ignore_ties, order, spare, keys):
     return total / min(k, n_relevant)
 
 
+@jit(inline=True)
+def reciprocal_rank(labels, scores, k, ignore_ties):
+    """RR@k of one query (relevant: label > 0): 1 / the rank of its first
+    relevant document, 0 when that rank is below ``k``; -1.0 when no document
+    is relevant. Nothing is sorted: the first relevant document is in the
+    block of documents tied at the best score of a relevant one, after the
+    ``above`` documents scored higher.
+
+    With ``ignore_ties=True`` it is the block's first relevant row in input
+    order. With ``ignore_ties=False`` this is the expectation over every
+    ordering of the block: of its ``m`` documents, ``r`` relevant, the first
+    relevant one is the block's j-th with probability
+    ``C(m - j, r - 1) / C(m, r)``: ``r / m`` for j = 1, and each next one the
+    previous times ``(m - j - r + 2) / (m - j + 1)`` (factors in [0, 1], no
+    factorial to overflow).
+    """
+    n = len(labels)
+    n_relevant = 0
+    best = -np.inf  # scores are finite
+    for i in range(n):
+        relevant = labels[i] > 0.0
+        n_relevant += relevant
+        if relevant:
+            best = max(best, scores[i])
+    if n_relevant == 0:
+        return -1.0
+    above = 0
+    m = 0
+    r = 0
+    ahead = 0  # rows of the block before its first relevant one in input order
+    for i in range(n):
+        above += scores[i] > best
+        if scores[i] == best:
+            m += 1
+            if labels[i] > 0.0:
+                r += 1
+            elif r == 0:
+                ahead += 1
+    if ignore_ties:
+        rank = above + ahead + 1
+        return 1.0 / rank if rank <= k else 0.0
+    total = 0.0
+    chance = r / m
+    for j in range(1, min(m - r + 1, k - above) + 1):
+        if j > 1:
+            chance *= (m - j - r + 2) / (m - j + 1)
+        total += chance / (above + j)
+    return total
+
+
+@jit
+def _tied_err(gains, top_gain, before, k, by_gain, spare, means):
+    """A tied block's share of ERR@k, times ``m`` / the chance of reading
+    past the ``before`` ranks above it: ``sum over documents d of R_d *
+    sum over j <= min(m, k - before) of M_{j-1}(x without d) / (before + j)``.
+
+    ``gains`` are the block's ``m`` gains ``2**label - 1``; ``R = gain /
+    top_gain`` is a document's chance to stop the user and ``x = 1 - R``.
+    In a random order of the block, document d is its j-th with chance
+    1 / m, after a uniformly random (j - 1)-subset of the others, which the
+    user reads past with chance the mean product of their ``x``:
+    ``M_{j-1}``, the elementary symmetric mean. ``M_t`` over a growing set
+    gains one item at a time, ``M_t(n + 1) = (t x M_{t-1}(n) + (n + 1 - t)
+    M_t(n)) / (n + 1)``, a convex combination that stays in [0, 1]. Documents
+    of equal gain share it, so it is computed once per distinct gain: O(m
+    depth) each, with ``depth = min(m, k - before)`` ranks that count.
+
+    ``by_gain`` and ``spare`` are int scratch of length m, ``means`` float
+    scratch of length ``depth`` or more.
+    """
+    m = len(gains)
+    depth = min(m, k - before)
+    _argsort_desc(gains, by_gain, spare)
+    total = 0.0
+    run = 0
+    while run < m:
+        g = gains[by_gain[run]]
+        if g == 0.0:  # gains descend: no document left that stops the user
+            break
+        count = 1
+        while run + count < m and gains[by_gain[run + count]] == g:
+            count += 1
+        left_out = by_gain[run]
+        means[0] = 1.0
+        for t in range(1, depth):
+            means[t] = 0.0
+        size = 0
+        for i in range(m):
+            if i == left_out:
+                continue
+            x = (top_gain - gains[i]) / top_gain
+            size += 1
+            for t in range(min(size, depth - 1), 0, -1):
+                means[t] = (t * x * means[t - 1] + (size - t) * means[t]) / size
+        reach = 0.0
+        for j in range(1, depth + 1):
+            reach += means[j - 1] / (before + j)
+        total += count * (g / top_gain) * reach
+        run += count
+    return total
+
+
+@jit(inline=True)
+def expected_reciprocal_rank(labels, scores, exponential, top_gain, k, ignore_ties, order, spare, keys,
+                             by_gain, by_gain_spare, means):
+    """ERR@k of one query (Chapelle et al., 2009), by the cascade model: the
+    user reads down the ranking and stops at rank r with chance
+    ``R_r = gain(label) / top_gain``; ERR@k is ``sum over r <= k of R_r
+    prod_{i < r} (1 - R_i) / r``. -1.0 when no label is > 0.
+
+    With ``ignore_ties=False`` this is the expectation over every ordering
+    of tied scores. The chance of reading past a block does not depend on
+    the order inside it, so each block's own share is averaged
+    (:func:`_tied_err`) and the blocks chained. Only the top k is ranked; a
+    block tied at the k-th score is completed by one scan of the query.
+
+    ``exponential`` is True (a value, not the literal: see ``err_chunk``);
+    ``order``, ``spare``, ``by_gain`` and ``by_gain_spare`` are int and
+    ``keys`` and ``means`` float scratch of the query's length.
+    """
+    n = len(labels)
+    n_relevant = 0
+    for i in range(n):
+        n_relevant += labels[i] > 0.0
+    if n_relevant == 0:
+        return -1.0
+    top = min(k, n)
+    rank_into(scores, top, order, spare, keys)
+    total = 0.0
+    reading = 1.0  # the chance that the user reads past the ranks so far
+    start = np.int64(0)  # not a literal: see ndcg's loop
+    while start < top:
+        if ignore_ties:
+            end, open_ended = start + 1, False
+        else:
+            end, open_ended = _tied_block(scores, order, start, top, n)
+        m = 0  # the block's gains into keys[:m] (ranking is done with keys)
+        if open_ended:
+            tied = scores[order[start]]
+            for i in range(n):
+                if scores[i] == tied:
+                    keys[m] = gain(labels[i], exponential)
+                    m += 1
+        else:
+            for r in range(start, end):
+                keys[m] = gain(labels[order[r]], exponential)
+                m += 1
+        if m == 1:
+            total += reading * (keys[0] / top_gain) / (start + 1)
+        else:
+            share = _tied_err(keys[:m], top_gain, start, k, by_gain[:m], by_gain_spare[:m], means)
+            total += reading * share / m
+        for t in range(m):
+            # Exact for whole labels: top_gain - gain is a whole number.
+            reading *= (top_gain - keys[t]) / top_gain
+        start = end
+    return total
+
+
 # --------------------------------------------------------------------------
 # Metrics of every query (chunk kernels)
 
@@ -420,3 +582,40 @@ def ap_ranked_chunk(labels, scores, offsets, k, ignore_ties, values, empty, pend
         ap = average_precision(labels[lo:hi], scores[lo:hi], k, ignore_ties, order[:n], spare[:n], keys[:n])
         values[q] = max(ap, 0.0)
         empty[q] = ap < 0.0
+
+
+@jit
+def rr_chunk(labels, scores, offsets, k, ignore_ties, values, empty, first, last):
+    """RR@k of queries ``first:last``; outputs as :func:`ndcg_chunk`, with
+    ``empty`` marking queries that have no relevant document."""
+    for q in range(first, last):
+        lo, hi = offsets[q], offsets[q + 1]
+        rr = reciprocal_rank(labels[lo:hi], scores[lo:hi], k, ignore_ties)
+        values[q] = max(rr, 0.0)
+        empty[q] = rr < 0.0
+
+
+@jit
+def err_chunk(labels, scores, offsets, top_gain, k, ignore_ties, values, empty, first, last):
+    """ERR@k of queries ``first:last``, with stop chances ``(2**label - 1) /
+    top_gain`` (``top_gain = 2**max_label``); outputs as :func:`ndcg_chunk`,
+    with ``empty`` marking queries that have no label > 0."""
+    longest = longest_query(offsets, first, last)
+    order = np.empty(longest, dtype=np.int64)
+    spare = np.empty(longest, dtype=np.int64)
+    by_gain = np.empty(longest, dtype=np.int64)
+    by_gain_spare = np.empty(longest, dtype=np.int64)
+    keys = np.empty(longest)
+    means = np.empty(longest)
+    # ERR's gain is exponential. A computed True, not the literal: a literal
+    # argument would compile gain() a second time, for Literal[bool](True).
+    exponential = top_gain > 0.0
+    for q in range(first, last):
+        lo, hi = offsets[q], offsets[q + 1]
+        n = hi - lo
+        err = expected_reciprocal_rank(
+            labels[lo:hi], scores[lo:hi], exponential, top_gain, k, ignore_ties,
+            order[:n], spare[:n], keys[:n], by_gain[:n], by_gain_spare[:n], means[:n],
+        )
+        values[q] = max(err, 0.0)
+        empty[q] = err < 0.0
