@@ -13,6 +13,8 @@
                  quality, a fixed budget of epochs
 - ``selection``: where users start: default fits on modest data, a grid search and a bag,
                  against LightGBM, and a new user's first process
+- ``clicks``:    rankers trained on simulated click logs, raw and position-debiased, against
+                 LightGBM's and XGBoost's debiased LambdaMART, scored on true labels
 
 Each suite writes NAME.json, NAME.md and NAME.png into the output folder (default
 ``benchmarks/results``, or ``benchmarks/results/quick`` with ``--quick``) through the
@@ -29,7 +31,7 @@ import sys
 
 from ._harness import ROOT, Harness
 
-SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "inputs", "dask", "selection")
+SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "inputs", "dask", "selection", "clicks")
 
 
 def main(argv=None):

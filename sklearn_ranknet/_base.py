@@ -11,6 +11,7 @@ what the loop returned as its fitted attributes.
 
 import contextlib
 import copy
+import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,13 +19,14 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import assert_all_finite, check_is_fitted, validate_data
+from sklearn.utils.validation import assert_all_finite, check_array, check_is_fitted, validate_data
 
 from . import _training
 from ._fit_checks import query_contrasts, warn_if_no_groups, warn_if_nothing_to_learn, warn_if_pairs_swamp
 from ._inputs import FEATURE_SCALINGS, InputScaling
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._model import FitState, RankingModel
+from ._positions import N_REFITS, MergedLog, check_click_log, estimate_propensities
 from ._query_column import (
     QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, merge_groups,
     missing_ids_fixes, split_query_column,
@@ -141,22 +143,28 @@ class BaseRanker(BaseEstimator):
     # ------------------------------------------------------------------
     # What subclasses provide
 
-    def _objective_factory(self, resolved):  # pragma: no cover
+    def _objective_factory(self, resolved, linear_gain=False):  # pragma: no cover
         """A function ``(labels, offsets) -> objective`` for the resolved
         values ``resolved``; None for an objective that only plans a fit
         (which pairs it visits, which documents it tells apart), before the
-        values are resolved."""
+        values are resolved. ``linear_gain`` asks for gain ``label`` in place
+        of the ranker's ``gain``."""
         raise NotImplementedError
 
     def _uses_exponential_gain(self):
         # score() and early stopping use NDCG with gain 2**label - 1.
         return True
 
+    def _list_weights(self, log, labels):
+        """Weight of each list of a merged click log (``_positions.MergedLog``)
+        in a fit on its corrected click rates ``labels``: its sessions."""
+        return log.weights
+
     # ------------------------------------------------------------------
     # Public API
 
-    def fit(self, X, y, groups=None, sample_weight=None):
-        """Fit the ranker to documents grouped by query.
+    def fit(self, X, y, groups=None, sample_weight=None, positions=None):
+        """Fit the ranker to documents grouped by query, or to a click log.
 
         A call that raises leaves the ranker as it was before it: unfitted,
         or with the model it had.
@@ -180,6 +188,13 @@ class BaseRanker(BaseEstimator):
             Weight of each row's query, >= 0 and the same on every row of a
             query: the objective is the weighted mean over queries. ``None``
             weighs queries equally. See :ref:`query-weights`.
+        positions : array-like of shape (n_samples,), default=None
+            For a click log: the 1-based rank at which each row was shown,
+            with ``y`` the clicks (0 or 1) and ``groups`` the session ids.
+            The ranker then learns each position's examination propensity
+            with the model and trains on clicks corrected by it (see
+            :ref:`clicks`). Under metadata routing it is requested with
+            ``set_fit_request(positions=True)``.
 
         Returns
         -------
@@ -191,7 +206,34 @@ class BaseRanker(BaseEstimator):
             self._begin_fit()
             continued = self if hasattr(self, "_model") else None  # warm_start
             X, groups = features_and_groups(X, groups, self.query_column, continued)
+            if positions is not None:
+                return self._fit_clicks(X, y, groups, sample_weight, positions)
+            self.position_propensities_ = None
             return self._fit(X, y, groups, sample_weight, incremental=False)
+
+    def _fit_clicks(self, X, clicks, groups, sample_weight, positions):
+        """Fit on a click log, estimating the propensities in turns with the
+        model (see ``_positions.py``): a first fit on the raw click rates,
+        then :data:`~._positions.N_REFITS` rounds of re-estimating the
+        propensities from the model's scores and refitting on the corrected
+        rates."""
+        X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32))
+        X = _summed_duplicates(X)
+        clicks, positions = check_click_log(float_column(clicks, "y"), positions, X.shape[0])
+        log = MergedLog.of(X, clicks, groups, positions, sample_weight)
+        rows = X[log.rows]
+        n_positions = int(positions.max())
+        propensities = np.ones(n_positions)
+        for refit in range(N_REFITS + 1):
+            if refit:
+                scores = self._predict_features(rows)
+                propensities = estimate_propensities(log, scores, n_positions, start=propensities)
+                self._begin_fit()
+            labels = log.debiased_labels(propensities)
+            weights = self._list_weights(log, labels)[log.lists]
+            self._fit(rows, labels, log.lists, weights, incremental=False, linear_gain=True)
+        self.position_propensities_ = propensities
+        return self
 
     def _check_stochastic_solver(self):
         if self.solver == "lbfgs":
@@ -383,7 +425,7 @@ class BaseRanker(BaseEstimator):
         self.best_validation_score_ = None
         self.best_loss_ = np.inf
 
-    def _validate_training_data(self, X, y, first_call, method):
+    def _validate_training_data(self, X, y, first_call, method, linear_gain=False):
         text = first_text(y)
         if text is not None:  # validate_data would read a Series of "3" as 3.0
             raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got text (e.g. {shown(text)!r}).")
@@ -404,12 +446,13 @@ class BaseRanker(BaseEstimator):
         # is False), and y_numeric then turns it into NaN.
         assert_all_finite(y, input_name="y")
         check_relevance_labels(
-            y, exponential_gain=self._uses_exponential_gain(), input_name="y", remedy=label_remedy(self)
+            y, exponential_gain=self._uses_exponential_gain() and not linear_gain, input_name="y",
+            remedy=label_remedy(self),
         )
         return X, y
 
-    def _fit(self, X, y, groups, sample_weight, incremental):
-        run = self._plan_fit(X, y, groups, sample_weight, incremental)
+    def _fit(self, X, y, groups, sample_weight, incremental, linear_gain=False):
+        run = self._plan_fit(X, y, groups, sample_weight, incremental, linear_gain)
         with single_threaded_blas(run.state.n_threads):
             if self.solver == "lbfgs" and not incremental:
                 run.model = _training.fit_lbfgs(run.model, run.state, run.data, run.options, run.history)
@@ -426,19 +469,22 @@ class BaseRanker(BaseEstimator):
         X, groups = features_and_groups(X, groups, self.query_column)
         return self._plan_fit(X, y, groups, sample_weight)
 
-    def _plan_fit(self, X, y, groups, sample_weight, incremental=False):
+    def _plan_fit(self, X, y, groups, sample_weight, incremental=False, linear_gain=False):
         """Everything a fit hands the training loop (a ``_training.Run``):
         the data validated and arranged, the "auto" values resolved, the
         model (new, or the fitted one it continues), its state and the
         curves it extends. BaggingRanker and the CV rankers plan several
-        fits this way and train them together (``_stack.py``)."""
+        fits this way and train them together (``_stack.py``).
+        ``linear_gain`` trains with gain ``label`` whatever the ranker's
+        ``gain`` (for click rates divided by propensities, whose mean is the
+        chance of a click once examined)."""
         method = "partial_fit" if incremental else "fit"
         first_call = not hasattr(self, "_model")
-        X, y = self._validate_training_data(X, y, first_call, method)
+        X, y = self._validate_training_data(X, y, first_call, method, linear_gain)
         warn_if_no_groups(groups, len(y), method, stacklevel=5)  # the caller of fit or partial_fit
         arranged = TrainingSet.from_input(X, y, groups, None, sample_weight)
         resolved = self._resolve(DataShape.of(arranged), incremental)
-        data = arranged.with_objective(self._objective_factory(resolved))
+        data = arranged.with_objective(self._objective_factory(resolved, linear_gain=linear_gain))
         warn_if_nothing_to_learn(
             query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=5,
             query_column=self.query_column,
@@ -456,6 +502,8 @@ class BaseRanker(BaseEstimator):
             model = model.astype(precision)
         state = self._fit_state
         options = Options.of(self.get_params(deep=False), resolved)
+        if linear_gain:
+            options = dataclasses.replace(options, gain="linear")
         # Threads for this fit only: 1 when a minibatch gives the pool
         # nothing to share, so that BLAS keeps its threads.
         state.n_threads = (

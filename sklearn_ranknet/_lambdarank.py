@@ -207,6 +207,10 @@ class LambdaRankRanker(BaseRanker):
         With ``feature_scaling="piecewise"``, the distinct bin edges of each
         feature (quantiles of the training rows); a feature with m + 1 edges
         has m inputs. None otherwise.
+    position_propensities_ : ndarray of shape (n_positions,) or None
+        After a fit on a click log (``fit(..., positions=...)``), the
+        estimated chance that a user examines each rank 1..n_positions,
+        relative to rank 1 (see :ref:`clicks`). None after a fit on labels.
 
     See Also
     --------
@@ -315,8 +319,9 @@ class LambdaRankRanker(BaseRanker):
     def _uses_exponential_gain(self):
         return self.gain == "exponential"
 
-    def _objective_factory(self, resolved):
+    def _objective_factory(self, resolved, linear_gain=False):
         return partial(
-            LambdaRankObjective, sigma=self.sigma, metric=self.metric, k=self.k, gain=self.gain,
+            LambdaRankObjective, sigma=self.sigma, metric=self.metric, k=self.k,
+            gain="linear" if linear_gain else self.gain,
             pair_weighting=self.pair_weighting, normalize=resolved is not None and resolved.normalize_lambdas,
         )

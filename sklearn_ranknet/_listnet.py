@@ -2,6 +2,8 @@
 
 from functools import partial
 
+import numpy as np
+
 from sklearn.utils._param_validation import StrOptions
 
 from ._base import BaseRanker
@@ -188,6 +190,10 @@ class ListNetRanker(BaseRanker):
         With ``feature_scaling="piecewise"``, the distinct bin edges of each
         feature (quantiles of the training rows); a feature with m + 1 edges
         has m inputs. None otherwise.
+    position_propensities_ : ndarray of shape (n_positions,) or None
+        After a fit on a click log (``fit(..., positions=...)``), the
+        estimated chance that a user examines each rank 1..n_positions,
+        relative to rank 1 (see :ref:`clicks`). None after a fit on labels.
 
     See Also
     --------
@@ -279,8 +285,13 @@ class ListNetRanker(BaseRanker):
         )
         self.gain = gain
 
-    def _objective_factory(self, resolved):
-        return partial(ListNetObjective, sigma=self.sigma, gain=self.gain)
+    def _objective_factory(self, resolved, linear_gain=False):
+        return partial(ListNetObjective, sigma=self.sigma, gain="linear" if linear_gain else self.gain)
 
     def _uses_exponential_gain(self):
         return self.gain == "exponential"
+
+    def _list_weights(self, log, labels):
+        # Each list's targets are normalized to sum 1, which forgets how much
+        # it was clicked: a list clicked twice as often weighs twice.
+        return log.weights * np.bincount(log.lists, weights=labels, minlength=log.n_lists)

@@ -182,6 +182,10 @@ class RankNetRanker(BaseRanker):
         With ``feature_scaling="piecewise"``, the distinct bin edges of each
         feature (quantiles of the training rows); a feature with m + 1 edges
         has m inputs. None otherwise.
+    position_propensities_ : ndarray of shape (n_positions,) or None
+        After a fit on a click log (``fit(..., positions=...)``), the
+        estimated chance that a user examines each rank 1..n_positions,
+        relative to rank 1 (see :ref:`clicks`). None after a fit on labels.
 
     See Also
     --------
@@ -271,5 +275,5 @@ class RankNetRanker(BaseRanker):
         )
         self.pair_targets = pair_targets
 
-    def _objective_factory(self, resolved):
+    def _objective_factory(self, resolved, linear_gain=False):  # pair order only: no gain
         return partial(RankNetObjective, sigma=self.sigma, soft_targets=self.pair_targets == "soft")

@@ -16,6 +16,7 @@ EXAMPLE_ORDER = (
     "plot_truncation.py",
     "plot_significance.py",
     "plot_feature_importance.py",
+    "plot_clicks.py",
     "plot_onnx_export.py",
 )
 
