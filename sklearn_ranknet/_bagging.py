@@ -141,9 +141,9 @@ class BaggingRanker(BaseEstimator):
     """
 
     # As the rankers: ask for ``groups`` by default under metadata routing.
-    # ``sample_weight`` and ``positions`` are only passed on to the members,
+    # ``sample_weight``, ``positions`` and ``propensities`` are only passed on to the members,
     # who request them themselves.
-    __metadata_request__fit = {"groups": True, "sample_weight": UNUSED, "positions": UNUSED}
+    __metadata_request__fit = {"groups": True, "sample_weight": UNUSED, "positions": UNUSED, "propensities": UNUSED}
     __metadata_request__score = {"groups": True}
 
     _parameter_constraints = {
@@ -174,7 +174,7 @@ class BaggingRanker(BaseEstimator):
         return LambdaRankRanker() if self.estimator is None else self.estimator
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, groups=None, sample_weight=None, positions=None):
+    def fit(self, X, y, groups=None, sample_weight=None, positions=None, propensities=None):
         """Fit ``n_estimators`` clones of the estimator.
 
         A call that raises leaves the ensemble as it was before it: unfitted,
@@ -203,6 +203,9 @@ class BaggingRanker(BaseEstimator):
             1-based rank each row was shown at, passed on to the members'
             ``fit``, which then learn position propensities (see
             :ref:`clicks`); bootstrap samples draw whole sessions.
+        propensities : array-like of shape (n_positions,), default=None
+            Known propensities of the ranks, passed on to the members with
+            ``positions`` (see the rankers' ``fit``).
 
         Returns
         -------
@@ -212,7 +215,7 @@ class BaggingRanker(BaseEstimator):
         fitted = ("estimator_", "estimators_", "n_features_in_", "feature_names_in_")
         before = {name: self.__dict__[name] for name in fitted if name in self.__dict__}
         try:
-            return self._fit(X, y, groups, sample_weight, positions)
+            return self._fit(X, y, groups, sample_weight, positions, propensities)
         except BaseException:
             # As the rankers: the ensemble it had, or none (no half-fitted
             # ensemble may pass check_is_fitted). _fit replaces the members
@@ -222,7 +225,7 @@ class BaggingRanker(BaseEstimator):
             self.__dict__.update(before)
             raise
 
-    def _fit(self, X, y, groups, sample_weight, positions=None):
+    def _fit(self, X, y, groups, sample_weight, positions=None, propensities=None):
         X, groups = features_and_groups(X, groups, self.query_column)
         template = self._get_estimator()
         if self.query_column is not None and query_column_of(template) is not None:
@@ -246,7 +249,7 @@ class BaggingRanker(BaseEstimator):
         n_samples = _num_samples(X)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
-        fit_params = self._member_fit_params(template, groups, sample_weight, positions)
+        fit_params = self._member_fit_params(template, groups, sample_weight, positions, propensities)
         if self.bootstrap and query_column_of(template) is not None:
             # A member would read the original ids from its column, not the
             # sample's (where a query drawn twice is two queries).
@@ -281,9 +284,12 @@ class BaggingRanker(BaseEstimator):
         self.estimators_ = members
         return self
 
-    def _member_fit_params(self, template, groups, sample_weight, positions=None):
+    def _member_fit_params(self, template, groups, sample_weight, positions=None, propensities=None):
         """What each member's ``fit`` gets besides X and y, for all rows."""
-        passed = (("groups", groups), ("sample_weight", sample_weight), ("positions", positions))
+        passed = (
+            ("groups", groups), ("sample_weight", sample_weight), ("positions", positions),
+            ("propensities", propensities),
+        )
         if _routing_enabled():
             # Only what was passed: a member that declines sample_weight
             # (set_fit_request(sample_weight=False)) must still fit unweighted.

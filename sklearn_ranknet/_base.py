@@ -26,7 +26,10 @@ from ._fit_checks import query_contrasts, warn_if_no_groups, warn_if_nothing_to_
 from ._inputs import FEATURE_SCALINGS, InputScaling
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._model import FitState, RankingModel
-from ._positions import N_REFITS, MergedLog, check_click_log, estimate_propensities
+from ._positions import (
+    N_REFITS, MergedLog, check_click_log, check_known_propensities, check_propensities_have_positions,
+    estimate_propensities,
+)
 from ._query_column import (
     QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, merge_groups,
     missing_ids_fixes, split_query_column,
@@ -163,7 +166,7 @@ class BaseRanker(BaseEstimator):
     # ------------------------------------------------------------------
     # Public API
 
-    def fit(self, X, y, groups=None, sample_weight=None, positions=None):
+    def fit(self, X, y, groups=None, sample_weight=None, positions=None, propensities=None):
         """Fit the ranker to documents grouped by query, or to a click log.
 
         A call that raises leaves the ranker as it was before it: unfitted,
@@ -195,6 +198,12 @@ class BaseRanker(BaseEstimator):
             with the model and trains on clicks corrected by it (see
             :ref:`clicks`). Under metadata routing it is requested with
             ``set_fit_request(positions=True)``.
+        propensities : array-like of shape (n_positions,), default=None
+            With ``positions``: known examination propensities of ranks
+            1..n_positions (from a randomization experiment, say), used
+            instead of estimated ones: > 0, at least as many as the deepest
+            position (the ranks below it are not used). Only their ratios
+            matter. One value per rank, not per row.
 
         Returns
         -------
@@ -207,24 +216,31 @@ class BaseRanker(BaseEstimator):
             continued = self if hasattr(self, "_model") else None  # warm_start
             X, groups = features_and_groups(X, groups, self.query_column, continued)
             if positions is not None:
-                return self._fit_clicks(X, y, groups, sample_weight, positions)
+                return self._fit_clicks(X, y, groups, sample_weight, positions, propensities)
+            check_propensities_have_positions(positions, propensities)
             self.position_propensities_ = None
             return self._fit(X, y, groups, sample_weight, incremental=False)
 
-    def _fit_clicks(self, X, clicks, groups, sample_weight, positions):
+    def _fit_clicks(self, X, clicks, groups, sample_weight, positions, known=None):
         """Fit on a click log, estimating the propensities in turns with the
         model (see ``_positions.py``): a first fit on the raw click rates,
         then :data:`~._positions.N_REFITS` rounds of re-estimating the
         propensities from the model's scores and refitting on the corrected
-        rates."""
+        rates; with ``known`` propensities, one fit on the rates they
+        correct."""
         X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32))
         X = _summed_duplicates(X)
         clicks, positions = check_click_log(float_column(clicks, "y"), positions, X.shape[0])
         log = MergedLog.of(X, clicks, groups, positions, sample_weight)
         rows = X[log.rows]
         n_positions = int(positions.max())
-        propensities = np.ones(n_positions)
-        for refit in range(N_REFITS + 1):
+        if known is not None:
+            propensities = check_known_propensities(known, n_positions)
+            rounds = 1
+        else:
+            propensities = np.ones(n_positions)
+            rounds = N_REFITS + 1
+        for refit in range(rounds):
             if refit:
                 scores = self._predict_features(rows)
                 propensities = estimate_propensities(log, scores, n_positions, start=propensities)

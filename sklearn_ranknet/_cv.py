@@ -37,10 +37,12 @@ from ._docstrings import sections, without_entries
 from ._fit_checks import warn_if_no_groups
 from ._jit import single_threaded_blas
 from ._lambdarank import LambdaRankRanker
+from ._positions import check_click_log, check_propensities_have_positions
 from ._listnet import ListNetRanker
 from ._query_column import features_and_groups
 from ._ranknet import RankNetRanker
 from ._stack import can_stack, fit_together
+from ._validation import float_column
 
 #: The grid when ``param_grid`` is None: the penalty, over the span of the
 #: rankers' defaults ("auto": 5 and 15; RankNet 1.5, ListNet 15).
@@ -75,7 +77,7 @@ class _RankerCV:
         params = {name: value for name, value in self.get_params(deep=False).items() if name not in _OWN}
         return clone(clone(self._ranker_class(**params)).set_params(**settings))
 
-    def fit(self, X, y, groups=None, sample_weight=None):
+    def fit(self, X, y, groups=None, sample_weight=None, positions=None, propensities=None):
         """Score every setting of ``param_grid`` on every fold, then fit the
         best one on all the data.
 
@@ -95,6 +97,15 @@ class _RankerCV:
             Query weights, as in the ranker's ``fit``: every fold's fits and
             the refit get them; a scorer gets them when it requests them
             (``set_score_request(sample_weight=True)``).
+        positions : array-like of shape (n_samples,), default=None
+            For a click log (``y`` the clicks, ``groups`` the sessions): the
+            rank each row was shown at, as in the ranker's ``fit`` (see
+            :ref:`clicks`). Every fold's fits and the refit get them, and
+            fit one by one rather than together. The folds then score
+            held-out *clicks*, which favour the logging ranker's order.
+        propensities : array-like of shape (n_positions,), default=None
+            Known propensities of the ranks, with ``positions``, as in the
+            ranker's ``fit``.
 
         Returns
         -------
@@ -117,6 +128,10 @@ class _RankerCV:
             query_ids = np.zeros(n_samples, dtype=np.int64)
         splitter = self._splitter(grouped)
         weights = None if sample_weight is None else _check_sample_weight(sample_weight, features)
+        if positions is not None:
+            # Checked whole, before folds are cut from them.
+            positions = check_click_log(float_column(y, "y"), positions, n_samples)[1]
+        check_propensities_have_positions(positions, propensities)
         splits = list(splitter.split(features, y, query_ids if grouped else None))
         query_ids = np.asarray(query_ids)
         n_settings = len(grid)
@@ -125,10 +140,10 @@ class _RankerCV:
         fit_times = np.empty_like(test_scores)
         score_times = np.empty_like(test_scores)
         for fold, (train, test) in enumerate(splits):
-            fold_fit = _FoldData(features, y, query_ids, weights, train)
+            fold_fit = _FoldData(features, y, query_ids, weights, train, positions)
             fold_test = _FoldData(features, y, query_ids, weights, test)
             rankers = [self._ranker(query_column=None, **setting) for setting in grid]
-            for indices, seconds in self._fit_fold(rankers, fold_fit, failures):
+            for indices, seconds in self._fit_fold(rankers, fold_fit, failures, propensities):
                 fit_times[indices, fold] = seconds
             for i, ranker in enumerate(rankers):
                 started = time.perf_counter()
@@ -143,7 +158,8 @@ class _RankerCV:
         self.n_splits_ = len(splits)
         started = time.perf_counter()
         refit_groups = groups if grouped else query_ids  # warned once already
-        best = self._ranker(**self.best_params_).fit(X, y, refit_groups, sample_weight)
+        click_log = {} if positions is None else {"positions": positions, "propensities": propensities}
+        best = self._ranker(**self.best_params_).fit(X, y, refit_groups, sample_weight, **click_log)
         self.refit_time_ = time.perf_counter() - started
         params = best.get_params(deep=False)
         self.__dict__.update({k: v for k, v in best.__dict__.items() if k not in params})
@@ -175,10 +191,21 @@ class _RankerCV:
     def _scorer(self):
         return None if self.scoring is None else check_scoring(self._ranker(), scoring=self.scoring)
 
-    def _fit_fold(self, rankers, data, failures):
+    def _fit_fold(self, rankers, data, failures, propensities=None):
         """Fit the rankers of one fold, in passes of networks that can
         share one; yields (ranker indices, seconds per ranker) per pass.
-        A fit that raises is recorded in ``failures``."""
+        A fit that raises is recorded in ``failures``. On a click log each
+        ranker fits on its own (its fit is several fits in turns)."""
+        if data.positions is not None:
+            for i, ranker in enumerate(rankers):
+                started = time.perf_counter()
+                try:
+                    ranker.fit(data.X, data.y, data.groups, data.sample_weight, positions=data.positions,
+                               propensities=propensities)
+                except Exception as error:
+                    failures[id(ranker)] = error
+                yield [i], time.perf_counter() - started
+            return
         started = time.perf_counter()
         runs = []
         for ranker in rankers:
@@ -236,10 +263,11 @@ def _report_failures(failures, n_fits):
 class _FoldData:
     """The rows ``index`` of the search's data."""
 
-    def __init__(self, X, y, groups, sample_weight, index):
+    def __init__(self, X, y, groups, sample_weight, index, positions=None):
         self.X = _safe_indexing(X, index)
         self.y, self.groups = y[index], groups[index]
         self.sample_weight = None if sample_weight is None else sample_weight[index]
+        self.positions = None if positions is None else positions[index]
 
 
 def _score(scorer, ranker, data):

@@ -90,6 +90,38 @@ def check_click_log(clicks, positions, n_samples):
     return clicks, positions
 
 
+def check_propensities_have_positions(positions, propensities):
+    """Known propensities are those of a click log's ranks: refuse them
+    without the ranks."""
+    if propensities is not None and positions is None:
+        raise ValueError(
+            "propensities are those of the ranks of a click log, and need positions (the rank "
+            "each row was shown at); give both, or neither to train on graded labels."
+        )
+
+
+def check_known_propensities(propensities, n_positions):
+    """Given propensities as a float64 array of the first ``n_positions``
+    ranks, or a ValueError."""
+    values = np.asarray(propensities)
+    if values.ndim != 1 or values.dtype.kind not in "biuf":
+        raise ValueError(
+            "propensities must be a 1-d array of numbers, the examination propensity of each rank "
+            f"from 1; got an array of shape {values.shape} and dtype {values.dtype}."
+        )
+    values = values.astype(np.float64)
+    if len(values) < n_positions:
+        raise ValueError(
+            f"propensities gives {len(values)} ranks, but positions go down to {n_positions}: give "
+            "one propensity per rank, down to the deepest shown."
+        )
+    values = values[:n_positions]
+    bad = ~(np.isfinite(values) & (values > 0))
+    if np.any(bad):
+        raise ValueError(f"propensities must be finite and > 0; got {values[bad][0]!r}.")
+    return values
+
+
 def row_identities(X):
     """One integer per row of ``X``, equal for equal rows.
 

@@ -63,6 +63,9 @@ def test_clicks_example_runs_and_does_what_the_page_says():
     # with (and room for another machine's last bits).
     raw, debiased = namespace["held_out"]
     assert raw == pytest.approx(0.811, abs=0.01) and debiased == pytest.approx(0.831, abs=0.01)
+    # The known propensities' block, in the same namespace.
+    exec(compile(_python_blocks(CLICKS.read_text())[1], str(CLICKS), "exec"), namespace)
+    np.testing.assert_array_equal(namespace["known"].position_propensities_, 1.0 / np.arange(1, 11))
 
 
 def test_dask_first_fit_runs():

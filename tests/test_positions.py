@@ -191,6 +191,49 @@ def test_fit_trains_on_the_clicks_corrected_by_its_propensities(Ranker):
     assert_allclose(ranker.predict(X), direct.predict(X), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_known_propensities_are_used_instead_of_estimated(Ranker):
+    X, log = _click_log(n_queries=30, n_sessions=10)
+    known = np.concatenate([2.0 / np.arange(1, 11), [7.0]])  # only ratios matter; rank 11 unused
+    ranker = Ranker(max_iter=20, random_state=0)
+    ranker.fit(X, log.clicks, log.sessions, positions=log.positions, propensities=known)
+    assert_array_equal(ranker.position_propensities_, known[:10])
+    merged = MergedLog.of(X, log.clicks.astype(float), log.sessions, log.positions)
+    labels = merged.debiased_labels(known[:10])
+    weights = merged.weights
+    params = {"max_iter": 20, "random_state": 0}
+    if Ranker is ListNetRanker:
+        weights = weights * np.bincount(merged.lists, weights=labels)
+    if Ranker is not RankNetRanker:
+        params["gain"] = "linear"
+    direct = Ranker(**params).fit(X[merged.rows], labels, merged.lists, sample_weight=weights[merged.lists])
+    assert_allclose(ranker.predict(X), direct.predict(X), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "propensities, message",
+    [
+        (np.ones(9), "positions go down to 10"),
+        (np.r_[1.0, 0.0, np.ones(8)], "finite and > 0"),
+        (np.r_[1.0, np.nan, np.ones(8)], "finite and > 0"),
+        (np.r_[1.0, -0.5, np.ones(8)], "finite and > 0"),
+        (np.ones((10, 1)), "1-d array"),
+        (np.array(["a"] * 10), "1-d array of numbers"),
+    ],
+)
+def test_bad_known_propensities_are_refused_clearly(propensities, message):
+    X, log = _click_log(n_queries=5, n_sessions=3)
+    with pytest.raises(ValueError, match=message):
+        LambdaRankRanker(max_iter=3).fit(X, log.clicks, log.sessions, positions=log.positions,
+                                         propensities=propensities)
+
+
+def test_propensities_need_positions():
+    X, log = _click_log(n_queries=5, n_sessions=3)
+    with pytest.raises(ValueError, match="need positions"):
+        LambdaRankRanker(max_iter=3).fit(X, log.clicks, log.sessions, propensities=np.ones(10))
+
+
 def test_fit_on_one_position_has_nothing_to_correct():
     """Sessions of one document each: nothing to correct (propensities
     [1]), and nothing to rank within a list either, which fit says."""
@@ -278,3 +321,36 @@ def test_bad_click_logs_are_refused_clearly(change, message):
     with pytest.raises(ValueError, match=message):
         ranker.fit(X, clicks, log.sessions, positions=positions)
     assert not hasattr(ranker, "coefs_")  # left unfitted
+
+
+@pytest.mark.parametrize("known", [False, True])
+def test_cv_ranker_fits_its_folds_and_refit_on_the_click_log(known):
+    from sklearn_ranknet import LambdaRankRankerCV
+
+    X, log = _click_log(n_queries=20, n_sessions=6)
+    extra = {"propensities": 1.0 / np.arange(1, 11)} if known else {}
+    grid = {"alpha": [1e-4, 1e-1]}
+    cv = LambdaRankRankerCV(grid, cv=2, max_iter=5, random_state=0)
+    cv.fit(X, log.clicks, log.sessions, positions=log.positions, **extra)
+    assert np.isfinite(cv.cv_results_["mean_test_score"]).all()
+    # The refit is the ranker's own fit on the click log, with the best setting.
+    best = LambdaRankRanker(max_iter=5, random_state=0, **cv.best_params_)
+    best.fit(X, log.clicks, log.sessions, positions=log.positions, **extra)
+    assert_allclose(cv.position_propensities_, best.position_propensities_, rtol=1e-12)
+    assert_allclose(cv.predict(X), best.predict(X), rtol=1e-12, atol=1e-12)
+    # Each fold's fit is the ranker's fit on the fold's sessions.
+    train, test = next(GroupKFold(2).split(X, log.clicks, log.sessions))
+    fold = LambdaRankRanker(max_iter=5, random_state=0, alpha=1e-4)
+    fold.fit(X[train], log.clicks[train], log.sessions[train], positions=log.positions[train], **extra)
+    assert cv.cv_results_["split0_test_score"][0] == pytest.approx(
+        fold.score(X[test], log.clicks[test], log.sessions[test]), rel=1e-12)
+
+
+def test_cv_ranker_refuses_bad_click_logs():
+    from sklearn_ranknet import LambdaRankRankerCV
+
+    X, log = _click_log(n_queries=5, n_sessions=3)
+    with pytest.raises(ValueError, match="positions has"):
+        LambdaRankRankerCV(cv=2, max_iter=3).fit(X, log.clicks, log.sessions, positions=log.positions[:-1])
+    with pytest.raises(ValueError, match="need positions"):
+        LambdaRankRankerCV(cv=2, max_iter=3).fit(X, log.clicks, log.sessions, propensities=np.ones(10))
