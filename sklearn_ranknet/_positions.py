@@ -75,6 +75,13 @@ def check_click_log(clicks, positions, n_samples):
         raise ValueError(
             f"positions are 1-based ranks (1 = shown first); got {positions.min()!r}."
         )
+    if n_samples and positions.max() > n_samples:
+        # Also keeps the per-rank arrays O(n): a session that showed rank p
+        # showed p documents, which a log of fewer rows cannot hold.
+        raise ValueError(
+            f"positions go down to rank {positions.max()!r}, but the log holds only {n_samples} rows: "
+            "give the rank each row was shown at within its session (1 = first)."
+        )
     positions = positions.astype(np.int64)
     clicks = np.asarray(clicks, dtype=np.float64)
     if len(clicks) != n_samples:

@@ -308,6 +308,7 @@ def test_bagging_passes_positions_to_its_members(routing, bootstrap):
         (lambda c, p: (c, np.where(p == 3, 2.5, p)), "whole numbers"),
         (lambda c, p: (c, np.where(p == 3, np.nan, p)), "whole numbers"),
         (lambda c, p: (c, p.astype(str)), "whole numbers"),
+        (lambda c, p: (c, np.where(p == 3, 10**12, p)), "holds only"),
         (lambda c, p: (np.where(c == 1, 2, c), p), "click log"),
         (lambda c, p: (np.where(c == 1, 0.5, c), p), "click log"),
         (lambda c, p: (np.zeros_like(c), p), "no click"),
