@@ -247,7 +247,8 @@ class BaseRanker(BaseEstimator):
                 self._begin_fit()
             labels = log.debiased_labels(propensities)
             weights = self._list_weights(log, labels)[log.lists]
-            self._fit(rows, labels, log.lists, weights, incremental=False, linear_gain=True)
+            # One frame deeper than fit's own: warnings name fit's caller.
+            self._fit(rows, labels, log.lists, weights, incremental=False, linear_gain=True, stacklevel=6)
         self.position_propensities_ = propensities
         return self
 
@@ -467,8 +468,8 @@ class BaseRanker(BaseEstimator):
         )
         return X, y
 
-    def _fit(self, X, y, groups, sample_weight, incremental, linear_gain=False):
-        run = self._plan_fit(X, y, groups, sample_weight, incremental, linear_gain)
+    def _fit(self, X, y, groups, sample_weight, incremental, linear_gain=False, stacklevel=5):
+        run = self._plan_fit(X, y, groups, sample_weight, incremental, linear_gain, stacklevel)
         with single_threaded_blas(run.state.n_threads):
             if self.solver == "lbfgs" and not incremental:
                 run.model = _training.fit_lbfgs(run.model, run.state, run.data, run.options, run.history)
@@ -485,7 +486,7 @@ class BaseRanker(BaseEstimator):
         X, groups = features_and_groups(X, groups, self.query_column)
         return self._plan_fit(X, y, groups, sample_weight)
 
-    def _plan_fit(self, X, y, groups, sample_weight, incremental=False, linear_gain=False):
+    def _plan_fit(self, X, y, groups, sample_weight, incremental=False, linear_gain=False, stacklevel=5):
         """Everything a fit hands the training loop (a ``_training.Run``):
         the data validated and arranged, the "auto" values resolved, the
         model (new, or the fitted one it continues), its state and the
@@ -493,19 +494,20 @@ class BaseRanker(BaseEstimator):
         fits this way and train them together (``_stack.py``).
         ``linear_gain`` trains with gain ``label`` whatever the ranker's
         ``gain`` (for click rates divided by propensities, whose mean is the
-        chance of a click once examined)."""
+        chance of a click once examined). ``stacklevel`` makes the
+        warnings name the line that called ``fit`` or ``partial_fit``."""
         method = "partial_fit" if incremental else "fit"
         first_call = not hasattr(self, "_model")
         X, y = self._validate_training_data(X, y, first_call, method, linear_gain)
-        warn_if_no_groups(groups, len(y), method, stacklevel=5)  # the caller of fit or partial_fit
+        warn_if_no_groups(groups, len(y), method, stacklevel=stacklevel)
         arranged = TrainingSet.from_input(X, y, groups, None, sample_weight)
         resolved = self._resolve(DataShape.of(arranged), incremental)
         data = arranged.with_objective(self._objective_factory(resolved, linear_gain=linear_gain))
         warn_if_nothing_to_learn(
-            query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=5,
+            query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=stacklevel,
             query_column=self.query_column,
         )
-        warn_if_pairs_swamp(self, data, stacklevel=5)
+        warn_if_pairs_swamp(self, data, stacklevel=stacklevel)
         self._check_solver_options(incremental)
         if not first_call:
             self._check_same_network()

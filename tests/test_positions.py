@@ -239,8 +239,10 @@ def test_fit_on_one_position_has_nothing_to_correct():
     [1]), and nothing to rank within a list either, which fit says."""
     X, log = _click_log(n_queries=30, n_sessions=10, k=1)
     ranker = LambdaRankRanker(max_iter=20, random_state=0)
-    with pytest.warns(UserWarning, match="nothing to learn"):
+    with pytest.warns(UserWarning, match="nothing to learn") as caught:
         ranker.fit(X, log.clicks, log.sessions, positions=log.positions)
+    # Named at the caller's line, as fit's own warnings are.
+    assert {w.filename for w in caught if "nothing to learn" in str(w.message)} == {__file__}
     assert_array_equal(ranker.position_propensities_, [1.0])
 
 
@@ -355,3 +357,16 @@ def test_cv_ranker_refuses_bad_click_logs():
         LambdaRankRankerCV(cv=2, max_iter=3).fit(X, log.clicks, log.sessions, positions=log.positions[:-1])
     with pytest.raises(ValueError, match="need positions"):
         LambdaRankRankerCV(cv=2, max_iter=3).fit(X, log.clicks, log.sessions, propensities=np.ones(10))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_fit_on_a_click_log_does_not_depend_on_its_row_order_or_session_ids(sparse):
+    X, log = _click_log(n_queries=15, n_sessions=5, temperature=1.0)
+    X = sp.csr_matrix(X) if sparse else X
+    order = np.random.default_rng(3).permutation(len(log.clicks))
+    renamed = (log.sessions * 7919 + 11)[order]  # other ids, another order
+    one = LambdaRankRanker(max_iter=5, random_state=0).fit(X, log.clicks, log.sessions, positions=log.positions)
+    other = LambdaRankRanker(max_iter=5, random_state=0).fit(
+        X[order], log.clicks[order], renamed, positions=log.positions[order])
+    assert_array_equal(one.position_propensities_, other.position_propensities_)
+    assert_allclose(one.predict(X), other.predict(X), rtol=1e-12, atol=1e-12)
