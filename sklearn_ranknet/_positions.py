@@ -221,23 +221,20 @@ class MergedLog:
             list_of_session[session] = seen.setdefault(key, len(seen))
         n_lists = len(seen)
         weights = np.bincount(list_of_session, weights=session_weights, minlength=n_lists)
-        # One session stands for each list; its entries sum the clicks of all.
-        first_session = np.full(n_lists, -1, dtype=np.int64)
-        for session in range(sessions.n_queries - 1, -1, -1):
-            first_session[list_of_session[session]] = session
+        # One session stands for each list (lists are numbered in order of
+        # first sight, so np.unique's first indices are those sessions); the
+        # list's entries sum the clicks of all its sessions.
+        first_session = np.unique(list_of_session, return_index=True)[1]
         entry_start = np.concatenate([[0], np.cumsum(sessions.sizes[first_session])])
-        entry_of_row = np.empty(len(clicks), dtype=np.int64)
-        for session in range(sessions.n_queries):
-            lst = list_of_session[session]
-            entry_of_row[offsets[session] : offsets[session + 1]] = np.arange(entry_start[lst], entry_start[lst + 1])
-        weighted_clicks = clicks[order] * np.repeat(session_weights, sessions.sizes)
+        rank_in_session = np.arange(len(clicks)) - offsets[session_of]
+        entry_of_row = entry_start[list_of_session[session_of]] + rank_in_session
+        weighted_clicks = clicks[order] * session_weights[session_of]
         totals = np.bincount(entry_of_row, weights=weighted_clicks, minlength=entry_start[-1])
         lists = np.repeat(np.arange(n_lists), np.diff(entry_start))
         with np.errstate(invalid="ignore", divide="ignore"):
             rates = np.where(weights[lists] > 0, totals / weights[lists], 0.0)
-        representative = np.concatenate(
-            [order[offsets[s] : offsets[s + 1]] for s in first_session]
-        ) if n_lists else np.empty(0, dtype=np.int64)
+        first_rows = np.flatnonzero(np.isin(session_of, first_session))
+        representative = order[first_rows]  # sessions in order of their lists, as first_session is
         return cls(representative, rates, positions[representative], lists, weights)
 
     @property

@@ -170,25 +170,31 @@ def test_estimate_floors_and_fills_positions():
 # Fitting on a click log
 
 
-@pytest.mark.parametrize("Ranker", RANKERS)
-def test_fit_trains_on_the_clicks_corrected_by_its_propensities(Ranker):
-    """The fitted model is a fit on the merged log's click rates divided by
-    position_propensities_, with gain 'label' and each list weighed by its
-    sessions (ListNet: times its corrected clicks)."""
-    X, log = _click_log(n_queries=30, n_sessions=10)
-    ranker = Ranker(max_iter=20, random_state=0).fit(X, log.clicks, log.sessions, positions=log.positions)
-    theta = ranker.position_propensities_
-    assert theta.shape == (10,) and theta[0] == 1.0 and np.all(theta >= MIN_PROPENSITY)
+def _direct_fit(Ranker, X, log, propensities):
+    """What a click-log fit says it trains: the ranker (max_iter=20, seed 0)
+    on the merged log's rates divided by ``propensities``, with gain 'label'
+    and each list weighed by its sessions (ListNet: times its corrected
+    clicks)."""
     merged = MergedLog.of(X, log.clicks.astype(float), log.sessions, log.positions)
-    labels = merged.debiased_labels(theta)
+    labels = merged.debiased_labels(propensities)
     weights = merged.weights
     params = {"max_iter": 20, "random_state": 0}
     if Ranker is ListNetRanker:
         weights = weights * np.bincount(merged.lists, weights=labels)
     if Ranker is not RankNetRanker:
         params["gain"] = "linear"
-    direct = Ranker(**params).fit(X[merged.rows], labels, merged.lists, sample_weight=weights[merged.lists])
-    assert_allclose(ranker.predict(X), direct.predict(X), rtol=1e-12, atol=1e-12)
+    return Ranker(**params).fit(X[merged.rows], labels, merged.lists, sample_weight=weights[merged.lists])
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_fit_trains_on_the_clicks_corrected_by_its_propensities(Ranker):
+    """The fitted model is a fit on the merged log's click rates divided by
+    position_propensities_ (see _direct_fit)."""
+    X, log = _click_log(n_queries=30, n_sessions=10)
+    ranker = Ranker(max_iter=20, random_state=0).fit(X, log.clicks, log.sessions, positions=log.positions)
+    theta = ranker.position_propensities_
+    assert theta.shape == (10,) and theta[0] == 1.0 and np.all(theta >= MIN_PROPENSITY)
+    assert_allclose(ranker.predict(X), _direct_fit(Ranker, X, log, theta).predict(X), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("Ranker", RANKERS)
@@ -198,16 +204,7 @@ def test_known_propensities_are_used_instead_of_estimated(Ranker):
     ranker = Ranker(max_iter=20, random_state=0)
     ranker.fit(X, log.clicks, log.sessions, positions=log.positions, propensities=known)
     assert_array_equal(ranker.position_propensities_, known[:10])
-    merged = MergedLog.of(X, log.clicks.astype(float), log.sessions, log.positions)
-    labels = merged.debiased_labels(known[:10])
-    weights = merged.weights
-    params = {"max_iter": 20, "random_state": 0}
-    if Ranker is ListNetRanker:
-        weights = weights * np.bincount(merged.lists, weights=labels)
-    if Ranker is not RankNetRanker:
-        params["gain"] = "linear"
-    direct = Ranker(**params).fit(X[merged.rows], labels, merged.lists, sample_weight=weights[merged.lists])
-    assert_allclose(ranker.predict(X), direct.predict(X), rtol=1e-12, atol=1e-12)
+    assert_allclose(ranker.predict(X), _direct_fit(Ranker, X, log, known[:10]).predict(X), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize(
