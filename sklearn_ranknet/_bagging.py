@@ -39,9 +39,9 @@ from ._jit import single_threaded_blas
 from ._stack import can_stack, fit_together
 from ._groups import group_rows, query_of_row, query_weights
 from ._lambdarank import LambdaRankRanker
-from ._query_column import (
-    QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, merge_groups, query_column_of,
-    query_ids_in, split_query_column,
+from ._metadata_columns import (
+    METADATA_COLUMN_CONSTRAINT, column_of, estimator_features, features_and_metadata, merge_groups,
+    query_column_of, query_ids_in,
 )
 from ._wrapped import wrapped_chain
 
@@ -91,6 +91,11 @@ class BaggingRanker(BaseEstimator):
         ``query_column``: the members get the other features, with the ids
         as ``groups``. Set it here or on ``estimator``, not both; only here
         with ``bootstrap=True``. See :ref:`routing_off`.
+    position_column : str, int or None, default=None
+        For a click log: a column of ``X`` that holds the position each row
+        was shown at, as the rankers' ``position_column``: the members get
+        the other features, with the positions as ``positions``. Set it
+        here or on ``estimator``, not both. See :ref:`clicks`.
 
     Attributes
     ----------
@@ -156,12 +161,13 @@ class BaggingRanker(BaseEstimator):
             None,
         ],
         "random_state": ["random_state"],
-        "query_column": QUERY_COLUMN_CONSTRAINT,
+        "query_column": METADATA_COLUMN_CONSTRAINT,
+        "position_column": METADATA_COLUMN_CONSTRAINT,
     }
 
     def __init__(
         self, estimator=None, n_estimators=5, *, bootstrap=False, n_jobs=None, random_state=None,
-        query_column=None,
+        query_column=None, position_column=None,
     ):
         self.estimator = estimator
         self.n_estimators = n_estimators
@@ -169,6 +175,7 @@ class BaggingRanker(BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.query_column = query_column
+        self.position_column = position_column
 
     def _get_estimator(self):
         return LambdaRankRanker() if self.estimator is None else self.estimator
@@ -226,23 +233,26 @@ class BaggingRanker(BaseEstimator):
             raise
 
     def _fit(self, X, y, groups, sample_weight, positions=None, propensities=None):
-        X, groups = features_and_groups(X, groups, self.query_column)
+        X, groups, positions = features_and_metadata(X, groups, positions, self)
         template = self._get_estimator()
-        if self.query_column is not None and query_column_of(template) is not None:
-            raise ValueError(
-                "Both BaggingRanker and its estimator have a query_column. Set it "
-                "on the BaggingRanker only: its members get the features without "
-                "the column, and the query ids as groups."
-            )
-        member_column = query_column_of(template)
-        if isinstance(member_column, str):
-            raise ValueError(
-                f"The estimator's query_column={member_column!r} names a column, but "
-                "BaggingRanker hands its members the values of X, without column "
-                f"names. Set query_column={member_column!r} on the BaggingRanker "
-                "instead (and None on the estimator): its members then get the "
-                "features and the query ids as groups."
-            )
+        for parameter, holds, argument in (
+            ("query_column", "query ids", "groups"), ("position_column", "positions", "positions"),
+        ):
+            member_column = column_of(template, parameter)
+            if getattr(self, parameter) is not None and member_column is not None:
+                raise ValueError(
+                    f"Both BaggingRanker and its estimator have a {parameter}. Set it "
+                    "on the BaggingRanker only: its members get the features without "
+                    f"the column, and the {holds} as {argument}."
+                )
+            if isinstance(member_column, str):
+                raise ValueError(
+                    f"The estimator's {parameter}={member_column!r} names a column, but "
+                    "BaggingRanker hands its members the values of X, without column "
+                    f"names. Set {parameter}={member_column!r} on the BaggingRanker "
+                    "instead (and None on the estimator): its members then get the "
+                    f"features and the {holds} as {argument}."
+                )
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=None, ensure_all_finite=False, reset=True,
         )
@@ -328,9 +338,7 @@ class BaggingRanker(BaseEstimator):
             Higher means ranked higher within its query.
         """
         check_is_fitted(self, "estimators_")
-        features = split_query_column(X, self.query_column)[0]
-        check_width_with_column(features, self.query_column, self)
-        return self._predict_features(features)
+        return self._predict_features(estimator_features(self, X))
 
     def _predict_features(self, X):
         X = validate_data(self, X, accept_sparse="csr", dtype=None, ensure_all_finite=False, reset=False)
@@ -419,7 +427,10 @@ def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawa
     copy of its rows. The members share the minibatch order, the noise
     draws and the input scaling (fitted on all rows), so they differ from
     members fitted one by one in those draws (User Guide, "Bagging")."""
-    if not isinstance(template, BaseRanker) or template.solver == "lbfgs" or set(fit_params) - {"groups", "sample_weight"}:
+    if (
+        not isinstance(template, BaseRanker) or template.solver == "lbfgs"
+        or set(fit_params) - {"groups", "sample_weight"} or template.position_column is not None
+    ):  # (a click-log fit is several fits in turns)
         return None
     members, runs, counts = [], [], []
     for seed in seeds:

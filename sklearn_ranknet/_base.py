@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import assert_all_finite, check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import _get_feature_names, assert_all_finite, check_array, check_is_fitted, validate_data
 
 from . import _training
 from ._fit_checks import query_contrasts, warn_if_no_groups, warn_if_nothing_to_learn, warn_if_pairs_swamp
@@ -30,8 +30,8 @@ from ._positions import (
     N_REFITS, MergedLog, check_click_log, check_known_propensities, check_propensities_have_positions,
     estimate_propensities,
 )
-from ._query_column import (
-    QUERY_COLUMN_CONSTRAINT, check_width_with_column, features_and_groups, merge_groups,
+from ._metadata_columns import (
+    METADATA_COLUMN_CONSTRAINT, check_width, estimator_features, features_and_metadata, merge_groups,
     missing_ids_fixes, split_query_column,
 )
 from ._resolve import RANKNET, DataShape, auto_parameters, hidden_layer_sizes, resolve
@@ -86,7 +86,8 @@ class BaseRanker(BaseEstimator):
         "input_noise": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
         "ema_momentum": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="left")],
         "precision": [StrOptions({"auto", "float32", "float64"})],
-        "query_column": QUERY_COLUMN_CONSTRAINT,
+        "query_column": METADATA_COLUMN_CONSTRAINT,
+        "position_column": METADATA_COLUMN_CONSTRAINT,
     }
 
     # Concrete rankers declare every parameter with its default (scikit-learn
@@ -117,6 +118,7 @@ class BaseRanker(BaseEstimator):
         ema_momentum,
         precision,
         query_column,
+        position_column,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -141,6 +143,7 @@ class BaseRanker(BaseEstimator):
         self.ema_momentum = ema_momentum
         self.precision = precision
         self.query_column = query_column
+        self.position_column = position_column
 
 
     # ------------------------------------------------------------------
@@ -214,7 +217,7 @@ class BaseRanker(BaseEstimator):
         with self._as_before_if_it_raises():
             self._begin_fit()
             continued = self if hasattr(self, "_model") else None  # warm_start
-            X, groups = features_and_groups(X, groups, self.query_column, continued)
+            X, groups, positions = features_and_metadata(X, groups, positions, self, continued)
             if positions is not None:
                 return self._fit_clicks(X, y, groups, sample_weight, positions, propensities)
             check_propensities_have_positions(positions, propensities)
@@ -228,9 +231,10 @@ class BaseRanker(BaseEstimator):
         propensities from the model's scores and refitting on the corrected
         rates; with ``known`` propensities, one fit on the rates they
         correct."""
+        feature_names = _get_feature_names(X)  # check_array drops them; the fits below see arrays
         X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32))
         X = _summed_duplicates(X)
-        clicks, positions = check_click_log(float_column(clicks, "y"), positions, X.shape[0])
+        clicks, positions = check_click_log(float_column(clicks, "y"), positions, X.shape[0], self.position_column)
         log = MergedLog.of(X, clicks, groups, positions, sample_weight)
         rows = X[log.rows]
         n_positions = int(positions.max())
@@ -250,6 +254,8 @@ class BaseRanker(BaseEstimator):
             # One frame deeper than fit's own: warnings name fit's caller.
             self._fit(rows, labels, log.lists, weights, incremental=False, linear_gain=True, stacklevel=6)
         self.position_propensities_ = propensities
+        if feature_names is not None:
+            self.feature_names_in_ = feature_names
         return self
 
     def _check_stochastic_solver(self):
@@ -294,7 +300,13 @@ class BaseRanker(BaseEstimator):
             continued = self if hasattr(self, "_model") else None
             if continued is None:
                 self._reset()
-            X, groups = features_and_groups(X, groups, self.query_column, continued)
+            X, groups, positions = features_and_metadata(X, groups, None, self, continued)
+            if positions is not None:
+                raise ValueError(
+                    f"partial_fit does not learn from click logs (position_column={self.position_column!r}): "
+                    "the propensities are estimated from the whole log. Use fit, or set "
+                    "position_column=None to train on graded labels."
+                )
             return self._fit(X, y, groups, sample_weight, incremental=True)
 
     def predict(self, X):
@@ -319,9 +331,7 @@ class BaseRanker(BaseEstimator):
             (``feature_scaling="standard"``, ``"log1p"`` or ``None``).
         """
         check_is_fitted(self, "coefs_")
-        features = split_query_column(X, self.query_column)[0]
-        check_width_with_column(features, self.query_column, self)
-        return self._predict_features(features)
+        return self._predict_features(estimator_features(self, X))
 
     def _predict_features(self, X):
         """Scores of rows given without their query column."""
@@ -483,7 +493,9 @@ class BaseRanker(BaseEstimator):
         clone's first fit): :meth:`_plan_fit` after ``fit``'s own steps."""
         self._validate_params()
         self._reset()
-        X, groups = features_and_groups(X, groups, self.query_column)
+        X, groups, positions = features_and_metadata(X, groups, None, self)
+        if positions is not None:  # its fit is several fits in turns: see _fit_clicks
+            raise ValueError("A fit on a click log (position_column) cannot train together with others.")
         return self._plan_fit(X, y, groups, sample_weight)
 
     def _plan_fit(self, X, y, groups, sample_weight, incremental=False, linear_gain=False, stacklevel=5):
@@ -661,8 +673,8 @@ def score_by_query(ranker, X, y, groups, sample_weight, scoring_ranker):
     column, an error without any for several rows. The gain is that of
     ``scoring_ranker`` (the ranker itself, or a BaggingRanker's member), and
     so is the advice for labels too large for it."""
-    X, query_ids = split_query_column(X, ranker.query_column)
-    check_width_with_column(X, ranker.query_column, ranker)  # before its ids are compared
+    query_ids = split_query_column(X, ranker.query_column)[1]
+    X = estimator_features(ranker, X)  # its width checked before its ids are compared
     groups = merge_groups(groups, query_ids, ranker.query_column)
     scores = ranker._predict_features(X)
     check_groups_for_score(groups, len(scores), type(ranker).__name__)

@@ -39,7 +39,7 @@ from ._jit import single_threaded_blas
 from ._lambdarank import LambdaRankRanker
 from ._positions import check_click_log, check_propensities_have_positions
 from ._listnet import ListNetRanker
-from ._query_column import features_and_groups
+from ._metadata_columns import features_and_metadata
 from ._ranknet import RankNetRanker
 from ._stack import can_stack, fit_together
 from ._validation import float_column
@@ -113,7 +113,7 @@ class _RankerCV:
             The fitted ranker of the best setting.
         """
         self._validate_params()
-        features, query_ids = features_and_groups(X, groups, self.query_column)
+        features, query_ids, positions = features_and_metadata(X, groups, positions, self)
         # Arrays the folds can be cut from (the rankers validate each fold
         # as they validate any X; the refit gets X as it was given).
         features, y = check_X_y(features, y, accept_sparse="csr", dtype=None, ensure_all_finite=False)
@@ -130,7 +130,7 @@ class _RankerCV:
         weights = None if sample_weight is None else _check_sample_weight(sample_weight, features)
         if positions is not None:
             # Checked whole, before folds are cut from them.
-            positions = check_click_log(float_column(y, "y"), positions, n_samples)[1]
+            positions = check_click_log(float_column(y, "y"), positions, n_samples, self.position_column)[1]
         check_propensities_have_positions(positions, propensities)
         splits = list(splitter.split(features, y, query_ids if grouped else None))
         query_ids = np.asarray(query_ids)
@@ -142,7 +142,7 @@ class _RankerCV:
         for fold, (train, test) in enumerate(splits):
             fold_fit = _FoldData(features, y, query_ids, weights, train, positions)
             fold_test = _FoldData(features, y, query_ids, weights, test)
-            rankers = [self._ranker(query_column=None, **setting) for setting in grid]
+            rankers = [self._ranker(query_column=None, position_column=None, **setting) for setting in grid]
             for indices, seconds in self._fit_fold(rankers, fold_fit, failures, propensities):
                 fit_times[indices, fold] = seconds
             for i, ranker in enumerate(rankers):
@@ -171,13 +171,13 @@ class _RankerCV:
 
     def _grid(self):
         grid = DEFAULT_GRID if self.param_grid is None else self.param_grid
-        ranker_params = set(self._ranker_class().get_params(deep=False)) - {"warm_start", "query_column"}
+        ranker_params = set(self._ranker_class().get_params(deep=False)) - {"warm_start", "query_column", "position_column"}
         for one in [grid] if isinstance(grid, dict) else grid:
             unknown = sorted(set(one) - ranker_params)
             if unknown:
                 raise ValueError(
                     f"param_grid names {unknown}, which {self._ranker_class.__name__} does not take "
-                    f"(or which a search cannot vary: warm_start, query_column). It takes: "
+                    f"(or which a search cannot vary: warm_start, query_column, position_column). It takes: "
                     f"{sorted(ranker_params)}."
                 )
         return list(ParameterGrid(grid))
@@ -322,8 +322,8 @@ def _cv_constraints(ranker_class):
 _CV_PARAMETERS = """\
 param_grid : dict or list of dicts, default=None
     Settings to compare, as ``GridSearchCV``'s ``param_grid``: names of this
-    ranker's parameters and the values to try (any but ``warm_start`` and
-    ``query_column``); the parameters it does not name keep this
+    ranker's parameters and the values to try (any but ``warm_start``,
+    ``query_column`` and ``position_column``); the parameters it does not name keep this
     estimator's values. ``None`` means ``{"alpha": [1.0, 5.0, 20.0, 50.0]}``.
 cv : int, cross-validation generator or iterable, default=None
     How to split the queries: an int is ``GroupKFold(n_splits=cv)``,
@@ -423,6 +423,7 @@ class LambdaRankRankerCV(_RankerCV, LambdaRankRanker):
         ema_momentum='auto',
         precision='auto',
         query_column=None,
+        position_column=None,
         metric='ndcg',
         k=None,
         gain='exponential',
@@ -465,6 +466,7 @@ class RankNetRankerCV(_RankerCV, RankNetRanker):
         ema_momentum='auto',
         precision='auto',
         query_column=None,
+        position_column=None,
         pair_targets='hard',
     ):
         self._store(locals())
@@ -503,6 +505,7 @@ class ListNetRankerCV(_RankerCV, ListNetRanker):
         ema_momentum='auto',
         precision='auto',
         query_column=None,
+        position_column=None,
         gain='exponential',
     ):
         self._store(locals())

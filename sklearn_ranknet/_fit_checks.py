@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from ._query_column import missing_ids_fixes
+from ._metadata_columns import missing_ids_fixes
 
 
 def warn_if_no_groups(groups, n_samples, method, stacklevel=3):

@@ -124,6 +124,13 @@ class LambdaRankRanker(BaseRanker):
         or a position): ``fit``, ``partial_fit``, ``predict`` and ``score``
         read the ids from it and drop it, so scikit-learn's tools work with
         metadata routing off. See :ref:`routing_off`.
+    position_column : str, int or None, default=None
+        For a click log: a column of ``X`` that holds the 1-based rank each
+        row was shown at (a DataFrame column name or a position). ``fit``
+        reads the ``positions`` from it, and ``fit``, ``predict`` and
+        ``score`` drop it (its values do not matter to ``predict``), so
+        scikit-learn's tools can fit on click logs with metadata routing
+        off. ``partial_fit`` refuses it. See :ref:`clicks`.
     metric : {"ndcg", "map"}, default="ndcg"
         Weight pairs by the change of NDCG@k or of AP@k (relevant means
         label > 0).
@@ -193,7 +200,7 @@ class LambdaRankRanker(BaseRanker):
         The ``normalize_lambdas`` used, with "auto" resolved.
     n_features_in_ : int
         Number of features seen during ``fit`` (without the
-        ``query_column``).
+        ``query_column`` and ``position_column``).
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during ``fit``. Defined only when X has
         feature names that are all strings.
@@ -279,6 +286,7 @@ class LambdaRankRanker(BaseRanker):
         ema_momentum="auto",
         precision="auto",
         query_column=None,
+        position_column=None,
         metric="ndcg",
         k=None,
         gain="exponential",
@@ -309,6 +317,7 @@ class LambdaRankRanker(BaseRanker):
             ema_momentum=ema_momentum,
             precision=precision,
             query_column=query_column,
+            position_column=position_column,
         )
         self.metric = metric
         self.k = k

@@ -42,7 +42,7 @@ POISSON_SWEEPS = 200
 MIN_PROPENSITY = 1e-3
 
 
-def check_click_log(clicks, positions, n_samples):
+def check_click_log(clicks, positions, n_samples, position_column=None):
     """``clicks`` and ``positions`` as float64 and int64 columns, or a
     ValueError naming what is wrong with them.
 
@@ -54,7 +54,18 @@ def check_click_log(clicks, positions, n_samples):
         The 1-based rank each row was shown at: whole numbers >= 1.
     n_samples : int
         Rows of X.
+    position_column : str, int or None, default=None
+        The column of X the positions were read from, if any: the messages
+        then name it.
     """
+    name = "positions" if position_column is None else f"the position column of X (position_column={position_column!r})"
+    subject = name if position_column is None else name[0].upper() + name[1:]  # a sentence's first word
+    # Values the user did not write there come from a step before the
+    # ranker that transformed every column.
+    hint = "" if position_column is None else (
+        " A step before the ranker that transforms every column (a scaler, PCA) changes it "
+        "too: pass the column through unchanged (a ColumnTransformer's 'passthrough')."
+    )
     positions = column_or_1d(positions, input_name="positions", warn=True)
     if len(positions) != n_samples:
         raise ValueError(
@@ -63,24 +74,25 @@ def check_click_log(clicks, positions, n_samples):
         )
     if positions.dtype.kind not in "biuf":
         raise ValueError(
-            f"positions must hold whole numbers (the 1-based rank each row was shown at); got dtype {positions.dtype}."
+            f"{subject} must hold whole numbers (the 1-based rank each row was shown at); got dtype "
+            f"{positions.dtype}.{hint}"
         )
     if positions.dtype.kind == "f":
         if not np.isfinite(positions).all() or np.any(positions != np.round(positions)):
             bad = positions[~np.isfinite(positions) | (positions != np.round(positions))][0]
             raise ValueError(
-                f"positions must hold whole numbers (the 1-based rank each row was shown at); got {bad!r}."
+                f"{subject} must hold whole numbers (the 1-based rank each row was shown at); got {bad!r}.{hint}"
             )
     if n_samples and positions.min() < 1:
         raise ValueError(
-            f"positions are 1-based ranks (1 = shown first); got {positions.min()!r}."
+            f"{subject} must hold 1-based ranks (1 = shown first); got {positions.min()!r}.{hint}"
         )
     if n_samples and positions.max() > n_samples:
         # Also keeps the per-rank arrays O(n): a session that showed rank p
         # showed p documents, which a log of fewer rows cannot hold.
         raise ValueError(
-            f"positions go down to rank {positions.max()!r}, but the log holds only {n_samples} rows: "
-            "give the rank each row was shown at within its session (1 = first)."
+            f"The deepest rank in {name} is {positions.max()!r}, but the log holds only {n_samples} rows: "
+            f"give the rank each row was shown at within its session (1 = first).{hint}"
         )
     positions = positions.astype(np.int64)
     clicks = np.asarray(clicks, dtype=np.float64)

@@ -119,6 +119,13 @@ class RankNetRanker(BaseRanker):
         or a position): ``fit``, ``partial_fit``, ``predict`` and ``score``
         read the ids from it and drop it, so scikit-learn's tools work with
         metadata routing off. See :ref:`routing_off`.
+    position_column : str, int or None, default=None
+        For a click log: a column of ``X`` that holds the 1-based rank each
+        row was shown at (a DataFrame column name or a position). ``fit``
+        reads the ``positions`` from it, and ``fit``, ``predict`` and
+        ``score`` drop it (its values do not matter to ``predict``), so
+        scikit-learn's tools can fit on click logs with metadata routing
+        off. ``partial_fit`` refuses it. See :ref:`clicks`.
     pair_targets : {"hard", "soft"}, default="hard"
         Target probability that document i ranks above j, for y_i > y_j: 1
         ("hard"), or sigmoid(y_i - y_j) ("soft"), for real-valued labels
@@ -168,7 +175,7 @@ class RankNetRanker(BaseRanker):
         The ``precision`` used, with "auto" resolved.
     n_features_in_ : int
         Number of features seen during ``fit`` (without the
-        ``query_column``).
+        ``query_column`` and ``position_column``).
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during ``fit``. Defined only when X has
         feature names that are all strings.
@@ -246,6 +253,7 @@ class RankNetRanker(BaseRanker):
         ema_momentum="auto",
         precision="auto",
         query_column=None,
+        position_column=None,
         pair_targets="hard",
     ):
         super().__init__(
@@ -272,6 +280,7 @@ class RankNetRanker(BaseRanker):
             ema_momentum=ema_momentum,
             precision=precision,
             query_column=query_column,
+            position_column=position_column,
         )
         self.pair_targets = pair_targets
 

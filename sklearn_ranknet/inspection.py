@@ -20,8 +20,8 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_sample_weight
 
 from ._groups import QueryGroups, group_rows, query_of_row, query_weights
-from ._query_column import (
-    check_width_with_column, column_position, merge_groups, query_column_in_input, query_column_of,
+from ._metadata_columns import (
+    check_width, column_position, merge_groups, metadata_columns, query_column_in_input, query_column_of,
     query_column_reader, query_ids_in,
 )
 from ._validation import check_relevance_labels, float_column
@@ -284,12 +284,13 @@ def permutation_importance(
         if query_column_in_input(estimator) is not None:
             query_position = column_position(X, query_column)
             held_ids = [query_position]
-            # As the rankers' score: an X without the query column is named by
-            # its width, before one of its features is compared with groups.
+            # As the rankers' score: an X without the metadata columns is named
+            # by its width, before one of its features is compared with groups.
             # (The ranker that reads the column, e.g. a BaggingRanker's member,
             # knows the width; only the features' shape is compared.)
-            features = np.empty((0, X.shape[1] - 1))
-            check_width_with_column(features, query_column, query_column_reader(estimator))
+            reader = query_column_reader(estimator)
+            features = np.empty((0, X.shape[1] - len(metadata_columns(reader))))
+            check_width(features, reader)
         groups = merge_groups(groups, query_ids_in(estimator, X), query_column)
     if groups is None and n_samples > 1:
         raise ValueError(

@@ -49,7 +49,7 @@ from sklearn.utils.metadata_routing import _routing_enabled
 from ._kernels import metrics as metric_kernels
 from ._groups import group_rows, query_weights
 from ._jit import as_kernel_array, effective_n_jobs, over_queries
-from ._query_column import merge_groups, query_column_of, query_ids_in
+from ._metadata_columns import merge_groups, query_column_of, query_ids_in
 from ._validation import MAX_EXPONENTIAL_LABEL, check_relevance_labels, float_column
 
 __all__ = [

@@ -17,8 +17,9 @@ Notes
 
 * Input: one tensor of shape ``(N, n_columns)``, the rows ``predict``
   takes. Scores are pointwise: no query ids are needed. A ranker whose
-  ``query_column`` is a column position takes that column too and drops it
-  (Gather), as ``predict`` does; its values do not matter.
+  ``query_column`` (or ``position_column``) is a column position takes that
+  column too and drops it (Gather), as ``predict`` does; its values do not
+  matter.
 * Output: one tensor named ``"variable"`` of shape ``(N, 1)`` holding the
   scores, as skl2onnx exports ``MLPRegressor`` and the other regressors.
   ``.ravel()`` it to compare with ``predict(X)``, whose shape is ``(N,)``.
@@ -63,9 +64,10 @@ Notes
 **What is refused.** A model this module does not fully understand raises an
 error instead of exporting wrong scores: an unfitted model
 (:class:`~sklearn.exceptions.NotFittedError`); a ranker whose
-``query_column`` is a column *name* (:class:`NotImplementedError`: the graph
-never sees column names; give the column's position, or refit without it);
-a BaggingRanker with a ``query_column`` of its own (:class:`NotImplementedError`
+``query_column`` or ``position_column`` is a column *name*
+(:class:`NotImplementedError`: the graph never sees column names; give the
+column's position, or refit without it); a BaggingRanker with a
+``query_column`` or ``position_column`` of its own (:class:`NotImplementedError`
 naming the refit that exports: the position on its estimator, or, with
 ``bootstrap=True``, which needs the column on the ensemble, ``groups``);
 a fitted state other than the one described above (an unknown activation,
@@ -133,6 +135,7 @@ from ._bagging import BaggingRanker
 from ._inputs import FEATURE_SCALINGS, InputScaling
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
+from ._metadata_columns import _CALLED, metadata_columns
 from ._model import RankingModel
 from ._ranknet import RankNetRanker
 from ._twins import announced, subscribe
@@ -161,16 +164,17 @@ _INPUT_TYPES = [FloatTensorType, DoubleTensorType, Int64TensorType, BooleanTenso
 class _RankerFunction:
     """The scoring function of a fitted ranker, as the converter exports it.
 
-    ``query_position`` is the column of ``X`` that holds the query ids (an
-    integer ``query_column``, made non-negative), or None; ``kind`` is None
+    ``dropped`` are the columns of ``X`` that hold metadata, in increasing
+    order (an integer ``query_column`` and ``position_column``, made
+    non-negative; usually none); ``kind`` is None
     or one of ``FEATURE_SCALINGS``; ``mean`` and ``scale`` are the statistics
     of the transformed features (None without scaling); ``encoding`` the
     ``PiecewiseEncoding`` of ``kind="piecewise"`` (else None); ``coefs`` and
     ``intercepts`` the model's own layers, which run on the scaled rows.
     """
 
-    def __init__(self, query_position, kind, mean, scale, encoding, coefs, intercepts, activation):
-        self.query_position = query_position
+    def __init__(self, dropped, kind, mean, scale, encoding, coefs, intercepts, activation):
+        self.dropped = dropped
         self.kind, self.mean, self.scale, self.encoding = kind, mean, scale, encoding
         self.coefs, self.intercepts, self.activation = coefs, intercepts, activation
 
@@ -182,14 +186,14 @@ class _RankerFunction:
 
     @property
     def n_columns(self):
-        """Columns of the input: the features, and the query column if any."""
-        return self.n_features + (self.query_position is not None)
+        """Columns of the input: the features, and the metadata columns if any."""
+        return self.n_features + len(self.dropped)
 
     def kept_columns(self):
-        return np.flatnonzero(np.arange(self.n_columns) != self.query_position)
+        return np.setdiff1d(np.arange(self.n_columns), self.dropped)
 
     def scores(self, X):
-        """The scores of dense ``X`` (query column included) by the one
+        """The scores of dense ``X`` (metadata columns included) by the one
         scoring function, ``RankingModel.scores``, of a model rebuilt from
         what the converter read: ``predict`` agrees with it only if those
         pieces are all it depends on."""
@@ -200,60 +204,66 @@ class _RankerFunction:
         return model.scores(np.array(X, dtype=np.float64)[:, self.kept_columns()])
 
 
-def _query_position(model, n_features):
-    """The input column holding the query ids (``query_column``), or None.
+def _metadata_positions(model, n_features):
+    """The input columns holding metadata (``query_column`` and
+    ``position_column``), in increasing order; usually none.
 
     An integer position is dropped in the graph (Gather); a column name only
     means something for a DataFrame, which the exported graph never sees.
     """
-    query_column = getattr(model, "query_column", None)
-    if query_column is None:
-        return None
-    n_columns = n_features + 1
-    if isinstance(query_column, (int, np.integer)) and not isinstance(query_column, bool):
-        if not -n_columns <= query_column < n_columns:
-            raise ValueError(
-                f"Cannot export {type(model).__name__}: query_column={query_column} is "
-                f"out of range for {n_columns} columns."
+    columns = metadata_columns(model)
+    n_columns = n_features + len(columns)
+    positions = []
+    for parameter, column in columns.items():
+        if isinstance(column, (int, np.integer)) and not isinstance(column, bool):
+            if not -n_columns <= column < n_columns:
+                raise ValueError(
+                    f"Cannot export {type(model).__name__}: {parameter}={column} is "
+                    f"out of range for {n_columns} columns."
+                )
+            positions.append(int(column) % n_columns)
+            continue
+        raise NotImplementedError(
+            f"{type(model).__name__}({parameter}={column!r}) reads the "
+            f"{'query ids' if parameter == 'query_column' else 'positions'} from a named column of a DataFrame, which the ONNX export does not support "
+            f"yet. Remove the {_CALLED[parameter][4:]} before export: refit the ranker on X without "
+            f"that column ({parameter}=None, and the values passed to fit), or give the "
+            f"column's position instead ({parameter}=<int>), which the exported graph "
+            "drops."
+        )
+    return sorted(positions)
+
+
+def _check_no_metadata_column(model):
+    """Refuse a BaggingRanker that reads query ids or positions from a
+    column of X, with the refit that exports: its fit refuses a query column
+    on a bootstrapped ensemble's estimator, so the fix depends on
+    ``bootstrap``."""
+    for parameter, column in metadata_columns(model).items():
+        holds, argument = (
+            ("query ids", "groups=<query id per row>") if parameter == "query_column"
+            else ("positions", "positions=<rank shown at, per row>")
+        )
+        if getattr(model, "bootstrap", False) and parameter == "query_column":
+            fix = (
+                "With bootstrap=True the column cannot move to its estimator (the members "
+                "must get the query ids of their sample), so refit it on X without the "
+                f"query column, passing the query ids as {argument} to fit."
             )
-        return int(query_column) % n_columns
-    raise NotImplementedError(
-        f"{type(model).__name__}(query_column={query_column!r}) reads the query ids "
-        "from a named column of a DataFrame, which the ONNX export does not support "
-        "yet. Remove the query column before export: refit the ranker on X without "
-        "that column (query_column=None, and groups passed to fit), or give the "
-        "column's position instead (query_column=<int>), which the exported graph "
-        "drops."
-    )
-
-
-def _check_no_query_column(model):
-    """Refuse a BaggingRanker that reads query ids from a column of X, with
-    the refit that exports: its fit refuses a column on a bootstrapped
-    ensemble's estimator, so the fix depends on ``bootstrap``."""
-    query_column = getattr(model, "query_column", None)
-    if query_column is None:
-        return
-    if getattr(model, "bootstrap", False):
-        fix = (
-            "With bootstrap=True the column cannot move to its estimator (the members "
-            "must get the query ids of their sample), so refit it on X without the "
-            "query column, passing the query ids as groups=<query id per row> to fit."
+        else:
+            position = column if isinstance(column, (int, np.integer)) else "<position>"
+            template = getattr(model, "estimator_", None) or getattr(model, "estimator", None)
+            name = type(template).__name__ if template is not None else "LambdaRankRanker"
+            fix = (
+                "Refit with the column's position on its estimator instead "
+                f"(BaggingRanker({name}({parameter}={position}, ...))): the members' "
+                "graphs drop a column given by position. Or refit without the column, "
+                f"passing the {holds} as {argument} to fit."
+            )
+        raise NotImplementedError(
+            f"{type(model).__name__}({parameter}={column!r}) reads the {holds} "
+            f"from a column of X, which its ONNX export does not support. {fix}"
         )
-    else:
-        position = query_column if isinstance(query_column, (int, np.integer)) else "<position>"
-        template = getattr(model, "estimator_", None) or getattr(model, "estimator", None)
-        name = type(template).__name__ if template is not None else "LambdaRankRanker"
-        fix = (
-            "Refit with the column's position on its estimator instead "
-            f"(BaggingRanker({name}(query_column={position}, ...))): the members' "
-            "graphs drop a column given by position. Or refit without the column, "
-            "passing the query ids as groups=<query id per row> to fit."
-        )
-    raise NotImplementedError(
-        f"{type(model).__name__}(query_column={query_column!r}) reads the query "
-        f"ids from a column of X, which its ONNX export does not support. {fix}"
-    )
 
 
 def _check_fitted(model, attribute):
@@ -320,8 +330,8 @@ def _ranker_function(model):
                 f"Cannot export {name}: unknown input scaling (kind={kind!r}); "
                 f"the ONNX converter knows {list(FEATURE_SCALINGS)} and None."
             )
-    query_position = _query_position(model, n_features)
-    return _RankerFunction(query_position, kind, mean, scale, encoding, coefs, intercepts, activation)
+    dropped = _metadata_positions(model, n_features)
+    return _RankerFunction(dropped, kind, mean, scale, encoding, coefs, intercepts, activation)
 
 
 def _probe_rows(function, n_features, n_rows=6):
@@ -347,8 +357,8 @@ def _verify_against_predict(model, function):
     a fitted state this converter does not know about (a new option that
     changes ``predict``) is an error rather than a silently wrong export."""
     X = _probe_rows(function, function.n_features)
-    if function.query_position is not None:  # any query ids will do
-        X = np.insert(X, function.query_position, 1.0, axis=1)
+    for column in function.dropped:  # any query ids and positions will do (increasing order)
+        X = np.insert(X, column, 1.0, axis=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. "X does not have valid feature names"
         try:
@@ -388,7 +398,7 @@ def _calculate_ranker_output_shapes(operator):
     function = _ranker_function(model)
     n_columns = operator.inputs[0].get_second_dimension()
     if isinstance(n_columns, int) and n_columns != function.n_columns:
-        query = "" if function.query_position is None else " and its query column"
+        query = "" if not function.dropped else f" and its {len(function.dropped)} metadata column(s)"
         raise ValueError(
             f"{type(model).__name__} takes {function.n_columns} columns (its "
             f"{function.n_features} features{query}); the ONNX input has {n_columns}."
@@ -425,7 +435,7 @@ def _parse_bagging(scope, model, inputs, custom_parsers=None):
             "The BaggingRanker export uses skl2onnx._parse._parse_sklearn, which this "
             f"version of skl2onnx ({skl2onnx.__version__}) does not have."
         ) from exc
-    _check_no_query_column(model)
+    _check_no_metadata_column(model)
     _check_fitted(model, "estimators_")
     member_outputs = []
     for i, member in enumerate(model.estimators_):
@@ -599,7 +609,7 @@ def _convert_ranker(scope, operator, container):
         cast = g.name("cast_input")
         apply_cast(scope, x, cast, container, to=g.proto_dtype)
         x = cast
-    if function.query_position is not None:
+    if function.dropped:
         kept = g.name("kept_columns")
         container.add_initializer(
             kept, onnx_proto.TensorProto.INT64, [function.n_features], function.kept_columns()

@@ -66,6 +66,13 @@ def test_clicks_example_runs_and_does_what_the_page_says():
     # The known propensities' block, in the same namespace.
     exec(compile(_python_blocks(CLICKS.read_text())[1], str(CLICKS), "exec"), namespace)
     np.testing.assert_array_equal(namespace["known"].position_propensities_, 1.0 / np.arange(1, 11))
+    # The search with routing off learns from the click log in every fit.
+    with sklearn.config_context(enable_metadata_routing=False), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(_python_blocks(CLICKS.read_text())[2], str(CLICKS), "exec"), namespace)
+    search = namespace["search"]
+    assert search.best_estimator_.position_propensities_.shape == (10,)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
 
 
 def test_dask_first_fit_runs():

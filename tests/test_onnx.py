@@ -331,6 +331,44 @@ def test_query_column_position_is_dropped_in_the_graph(data, query_column):
     assert_scores_match(onnx_scores(bagging, Xq32), bagging.predict(Xq32))
 
 
+def _click_log_with_columns(data):
+    """A small click log from ``data``: X with the session ids in column 0
+    and the positions in column 2 (float32), and the clicks."""
+    from sklearn_ranknet.datasets import make_clicks
+
+    X, y, qid = data
+    log = make_clicks(y, qid, X[:, 0], n_sessions=3, k=5, max_label=4, random_state=0)
+    X_log = np.insert(np.insert(X[log.rows], 0, log.sessions, axis=1), 2, log.positions, axis=1)
+    return X_log.astype(np.float32), log.clicks
+
+
+@pytest.mark.parametrize("position_column", [2, -1])
+def test_position_column_is_dropped_in_the_graph(data, position_column):
+    X_log, clicks = _click_log_with_columns(data)
+    if position_column == -1:  # the positions moved to the last column
+        X_log = np.concatenate([np.delete(X_log, 2, axis=1), X_log[:, [2]]], axis=1)
+    model = fit(LambdaRankRanker, X_log, clicks, None, query_column=0, position_column=position_column,
+                hidden_layer_sizes=(8,))
+    scores = onnx_scores(model, X_log)
+    assert_scores_match(scores, model.predict(X_log))
+    other = X_log.copy()
+    other[:, [0, position_column]] = -7.0  # neither column is a feature
+    np.testing.assert_array_equal(onnx_scores(model, other), scores)
+
+
+def test_position_column_of_a_bagging_ranker_is_refused_with_a_fix_that_fits(data):
+    X_log, clicks = _click_log_with_columns(data)
+    bagging = BaggingRanker(
+        LambdaRankRanker(max_iter=2, query_column=0), n_estimators=2, position_column=2, random_state=0
+    ).fit(X_log, clicks)
+    with pytest.raises(NotImplementedError, match=r"position_column=2.*BaggingRanker\(LambdaRankRanker\(position_column=2"):
+        skl2onnx.to_onnx(bagging, X_log[:1])
+    fixed = BaggingRanker(
+        LambdaRankRanker(max_iter=2, query_column=0, position_column=2), n_estimators=2, random_state=0
+    ).fit(X_log, clicks)
+    assert_scores_match(onnx_scores(fixed, X_log), fixed.predict(X_log))
+
+
 @needs_query_column
 def test_query_column_name_is_refused(data):
     pd = pytest.importorskip("pandas")

@@ -367,3 +367,150 @@ def test_fit_on_a_click_log_does_not_depend_on_its_row_order_or_session_ids(spar
         X[order], log.clicks[order], renamed, positions=log.positions[order])
     assert_array_equal(one.position_propensities_, other.position_propensities_)
     assert_allclose(one.predict(X), other.predict(X), rtol=1e-12, atol=1e-12)
+
+
+# ----------------------------------------------------------------------
+# The position column: positions that travel in X (routing off)
+
+
+def _with_columns(X, log, kind="array"):
+    """``X`` with the session ids in column 0 and the positions in column 2,
+    as an array, a DataFrame (columns "qid", "f0", "pos", ...) or CSR."""
+    X_log = np.insert(np.insert(X, 0, log.sessions, axis=1), 2, log.positions, axis=1)
+    if kind == "sparse":
+        return sp.csr_matrix(X_log)
+    if kind == "frame":
+        pd = pytest.importorskip("pandas")
+        names = ["qid", "f0", "pos"] + [f"f{i}" for i in range(1, X.shape[1])]
+        return pd.DataFrame(X_log, columns=names)
+    return X_log
+
+
+@pytest.mark.parametrize("Ranker", RANKERS)
+@pytest.mark.parametrize("kind", ["array", "frame", "sparse"])
+def test_position_column_fits_as_positions_do(Ranker, kind):
+    """The column is read as ``positions=`` and dropped from the features:
+    the fit, its propensities, predict and score are those of a fit on the
+    features with positions= and groups=."""
+    X, log = _click_log(n_queries=20, n_sessions=5)
+    X_log = _with_columns(X, log, kind)
+    columns = {"query_column": "qid", "position_column": "pos"} if kind == "frame" else {
+        "query_column": 0, "position_column": 2}
+    ranker = Ranker(max_iter=5, random_state=0, **columns).fit(X_log, log.clicks)
+    direct = Ranker(max_iter=5, random_state=0).fit(X, log.clicks, log.sessions, positions=log.positions)
+    assert_array_equal(ranker.position_propensities_, direct.position_propensities_)
+    assert ranker.n_features_in_ == X.shape[1]
+    assert_allclose(ranker.predict(X_log), direct.predict(X), rtol=1e-12, atol=1e-12)
+    assert ranker.score(X_log, log.clicks) == pytest.approx(direct.score(X, log.clicks, log.sessions), rel=1e-12)
+    # positions= equal to the column are accepted too.
+    again = Ranker(max_iter=5, random_state=0, **columns).fit(X_log, log.clicks, positions=log.positions)
+    assert_array_equal(again.position_propensities_, direct.position_propensities_)
+
+
+def test_a_click_log_fit_keeps_the_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, log = _click_log(n_queries=10, n_sessions=3)
+    frame = _with_columns(X, log, "frame")
+    ranker = LambdaRankRanker(max_iter=3, query_column="qid", position_column="pos").fit(frame, log.clicks)
+    assert list(ranker.feature_names_in_) == [c for c in frame.columns if c not in ("qid", "pos")]
+    features = pd.DataFrame(X, columns=ranker.feature_names_in_)
+    plain = LambdaRankRanker(max_iter=3).fit(features, log.clicks, log.sessions, positions=log.positions)
+    assert_array_equal(plain.feature_names_in_, ranker.feature_names_in_)
+    with pytest.raises(ValueError, match="feature names"):
+        plain.predict(features[features.columns[::-1]])  # names checked, as after any fit
+
+
+def test_grid_search_with_routing_off_reads_the_columns():
+    """With routing off, GridSearchCV hands the ranker X and y only: every
+    fold's fit still learns from the click log (positions and sessions in
+    X), as a search with routed metadata does."""
+    X, log = _click_log(n_queries=20, n_sessions=5)
+    X_log = _with_columns(X, log)
+    grid = {"alpha": [1e-4, 1e-1]}
+    ranker = LambdaRankRanker(max_iter=5, random_state=0, query_column=0, position_column=2)
+    search = GridSearchCV(ranker, grid, cv=GroupKFold(2)).fit(X_log, log.clicks, groups=log.sessions)
+    with config_context(enable_metadata_routing=True):
+        routed = LambdaRankRanker(max_iter=5, random_state=0).set_fit_request(positions=True)
+        expected = GridSearchCV(routed, grid, cv=GroupKFold(2), scoring=ndcg_scorer(10))
+        expected.fit(X, log.clicks, groups=log.sessions, positions=log.positions)
+    assert_allclose(search.cv_results_["mean_test_score"], expected.cv_results_["mean_test_score"], rtol=1e-12)
+    assert_allclose(search.predict(X_log), expected.predict(X), rtol=1e-12, atol=1e-12)
+
+
+def test_cv_ranker_reads_the_position_column():
+    from sklearn_ranknet import LambdaRankRankerCV
+
+    X, log = _click_log(n_queries=20, n_sessions=5)
+    grid = {"alpha": [1e-4, 1e-1]}
+    cv = LambdaRankRankerCV(grid, cv=2, max_iter=5, random_state=0, query_column=0, position_column=2)
+    cv.fit(_with_columns(X, log), log.clicks)
+    expected = LambdaRankRankerCV(grid, cv=2, max_iter=5, random_state=0)
+    expected.fit(X, log.clicks, log.sessions, positions=log.positions)
+    assert_allclose(cv.cv_results_["mean_test_score"], expected.cv_results_["mean_test_score"], rtol=1e-12)
+    assert_array_equal(cv.position_propensities_, expected.position_propensities_)
+    with pytest.raises(ValueError, match="position_column"):
+        LambdaRankRankerCV({"position_column": [2]}, cv=2).fit(_with_columns(X, log), log.clicks)
+
+
+@pytest.mark.parametrize("on", ["ensemble", "member"])
+def test_bagging_reads_the_position_column(on):
+    X, log = _click_log(n_queries=20, n_sessions=5)
+    X_log = _with_columns(X, log)
+    # The member's column is counted in its own input, without the query column.
+    member = LambdaRankRanker(max_iter=5, position_column=1 if on == "member" else None)
+    bag = BaggingRanker(member, n_estimators=2, random_state=0, query_column=0,
+                        position_column=2 if on == "ensemble" else None)
+    bag.fit(X_log, log.clicks)
+    expected = BaggingRanker(LambdaRankRanker(max_iter=5), n_estimators=2, random_state=0)
+    expected.fit(X, log.clicks, log.sessions, positions=log.positions)
+    assert_allclose(bag.predict(X_log), expected.predict(X), rtol=1e-12, atol=1e-12)
+
+
+def test_bagging_refuses_a_position_column_on_both_or_by_name():
+    X, log = _click_log(n_queries=5, n_sessions=3)
+    X_log = _with_columns(X, log)
+    both = BaggingRanker(LambdaRankRanker(position_column=2), query_column=0, position_column=2)
+    with pytest.raises(ValueError, match="Both BaggingRanker and its estimator have a position_column"):
+        both.fit(X_log, log.clicks)
+    named = BaggingRanker(LambdaRankRanker(position_column="pos"), query_column="qid")
+    with pytest.raises(ValueError, match="position_column='pos' names a column.*on the BaggingRanker"):
+        named.fit(_with_columns(X, log, "frame"), log.clicks)
+
+
+def test_position_column_bad_input_is_refused_clearly():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, log = _click_log(n_queries=5, n_sessions=3)
+    X_log = _with_columns(X, log)
+    with pytest.raises(ValueError, match="are the same column of X"):
+        LambdaRankRanker(query_column=0, position_column=-X_log.shape[1]).fit(X_log, log.clicks)
+    with pytest.raises(ValueError, match="positions and the position column of X .* differ"):
+        LambdaRankRanker(query_column=0, position_column=2).fit(X_log, log.clicks, positions=log.positions + 1)
+    # A scaler in front rewrites the positions; the message says so.
+    pipe = make_pipeline(StandardScaler(), LambdaRankRanker(query_column=0, position_column=2))
+    with pytest.raises(ValueError, match=r"The position column of X \(position_column=2\) must hold whole.*scaler"):
+        pipe.fit(X_log, log.clicks)
+    with pytest.raises(ValueError, match=r"position column of X \(position_column=2\) must hold 1-based"):
+        LambdaRankRanker(query_column=0, position_column=2).fit(np.where(X_log == X_log[0, 2], 0, X_log)[:, :3],
+                                                                 log.clicks)
+    with pytest.raises(ValueError, match="X holds only the query column and the position column"):
+        LambdaRankRanker(query_column=0, position_column=1).fit(X_log[:, [0, 2]], log.clicks)
+    fitted = LambdaRankRanker(max_iter=3, query_column=0, position_column=2).fit(X_log, log.clicks)
+    with pytest.raises(ValueError, match="expects 10: the query-id column, the position column and the 8 features"):
+        fitted.predict(X_log[:, 1:])
+    with pytest.raises(ValueError, match="partial_fit does not learn from click logs"):
+        LambdaRankRanker(max_iter=3, position_column=2).partial_fit(X_log, log.clicks, log.sessions)
+    with pytest.raises(ValueError, match="position_column"):
+        LambdaRankRanker(position_column=1.5).fit(X_log, log.clicks)
+
+
+def test_permutation_importance_holds_the_position_column():
+    from sklearn_ranknet.inspection import permutation_importance
+
+    X, log = _click_log(n_queries=10, n_sessions=3)
+    X_log = _with_columns(X, log)
+    ranker = LambdaRankRanker(max_iter=3, random_state=0, query_column=0, position_column=2).fit(X_log, log.clicks)
+    result = permutation_importance(ranker, X_log, log.clicks, groups=None, n_repeats=2, random_state=0)
+    assert result.importances.shape == (X_log.shape[1], 2)
+    assert_array_equal(result.importances[[0, 2]], 0.0)  # not features: predict drops them

@@ -20,7 +20,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
-from sklearn_ranknet._query_column import merge_groups, query_column_of
+from sklearn_ranknet._metadata_columns import merge_groups, query_column_of
 from sklearn_ranknet._wrapped import wrapped_chain
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.inspection import permutation_importance

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._groups import _check_no_missing, weight_values
-from .._query_column import merge_groups, split_query_column
+from .._metadata_columns import merge_groups, split_query_column
 from .._validation import float_column
 
 _Y, _SCORE, _QID, _WEIGHT, _PART, _ROW = "__y__", "__score__", "__qid__", "__w__", "__part__", "__row__"

@@ -26,7 +26,8 @@ scaled within each query), and the weights are not averaged over steps
 (``ema_momentum`` must be "auto", which means 0 here, or 0). The input
 scaling is fitted on the whole data, the validation queries are those the
 in-memory ranker draws, and a fit is reproducible for a given
-``random_state`` and partitioning.
+``random_state`` and partitioning. Click logs are not taken yet:
+``fit`` has no ``positions``, and refuses a ``position_column``.
 
 Read more in the :ref:`User Guide <dask>`."""
 

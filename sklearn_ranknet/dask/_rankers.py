@@ -17,8 +17,8 @@ from sklearn.utils.validation import _check_feature_names, _check_n_features, _g
 from .._base import check_groups_for_score
 from .._lambdarank import LambdaRankRanker
 from .._listnet import ListNetRanker
-from .._query_column import (
-    check_features_left, check_width_with_column, missing_ids_fixes, split_query_column,
+from .._metadata_columns import (
+    check_features_left, check_width, missing_ids_fixes, split_query_column,
 )
 from .._ranknet import RankNetRanker
 from .._training import SCORE_K
@@ -154,6 +154,12 @@ class _DaskRanker:
                 'The Dask rankers train in the dtype of X; keep precision="auto" and cast X '
                 "(X.astype(np.float32)) to train in float32."
             )
+        if self.position_column is not None:
+            raise ValueError(
+                "The Dask rankers do not learn from click logs yet (position_column="
+                f"{self.position_column!r}); fit {self._local_class.__name__} in memory on the log, "
+                "or set position_column=None to train on graded labels."
+            )
         if self.ema_momentum not in ("auto", 0):  # "auto": no average here
             raise ValueError(
                 "The Dask rankers do not average weights yet; set ema_momentum=0 (or "
@@ -205,7 +211,7 @@ class _DaskRanker:
             raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got dtype {y_dtype}.")
         # As in memory, before scikit-learn's checks, which would count the
         # features left (or meet none only on a worker).
-        check_features_left(meta_features, self.query_column, None if first_call else self)
+        check_features_left(meta_features, self, None if first_call else self)
         _check_n_features(self, meta_features, reset=first_call)
         _check_feature_names(self, meta_features, reset=first_call)
         if not first_call:
@@ -271,7 +277,7 @@ class _DaskRanker:
         if any(isinstance(n, float) and np.isnan(n) for n in meta.shape):
             return self.to_local()  # unknown width: each partition checks its own
         features = split_query_column(meta, self.query_column)[0]
-        check_width_with_column(features, self.query_column, self)
+        check_width(features, self)
         _check_n_features(self, features, reset=False)
         _check_feature_names(self, features, reset=False)
         model = self.to_local()
@@ -357,6 +363,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         ema_momentum="auto",
         precision="auto",
         query_column=None,
+        position_column=None,
         metric="ndcg",
         k=None,
         gain="exponential",
@@ -402,6 +409,7 @@ class DaskRankNetRanker(_DaskRanker, RankNetRanker):
         ema_momentum="auto",
         precision="auto",
         query_column=None,
+        position_column=None,
         pair_targets="hard",
         client=None,
         partitioned_by_query=False,
@@ -443,6 +451,7 @@ class DaskListNetRanker(_DaskRanker, ListNetRanker):
         ema_momentum="auto",
         precision="auto",
         query_column=None,
+        position_column=None,
         gain="exponential",
         client=None,
         partitioned_by_query=False,
