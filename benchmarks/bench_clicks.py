@@ -21,6 +21,9 @@ Models, fitted on the click log (``X[log.rows]``, ``log.clicks``, the sessions a
 
 - ``raw``: each ranker's defaults on the clicks, ``fit(X, clicks, sessions)``;
 - ``debiased``: the same with ``positions=log.positions``;
+- ``LambdaRankRanker true propensities``: the same with the truth given,
+  ``propensities=log.propensities`` (no estimate): what the correction itself can do, so that
+  the estimate's share of a miss can be told from the correction's;
 - ``LightGBM position``: ``lgb.train({"objective": "lambdarank", "verbose": -1,
   "num_threads": 1, "seed": seed}, lgb.Dataset(X, clicks, group=session sizes,
   position=positions - 1), num_boost_round=100)``, LightGBM's own position-bias model
@@ -35,7 +38,9 @@ Metrics on the test split, true labels: NDCG@10 (gain 2^rel - 1) and ERR@10 (max
 means over the seeds. "Gap closed" = (debiased - raw) / (ceiling - raw) of the means. The
 propensity estimate of the debiased ``LambdaRankRanker`` is compared with the truth
 (``log.propensities``, relative to rank 1): the largest ``|estimate / truth - 1|`` at ranks
-2-10, worst seed. Every model runs on one thread (``threads(1)``).
+2-10, worst seed, beside the clicks at each rank (any estimate of a rank's propensity counts
+them: its relative noise is at least ``1 / sqrt(clicks)``). Every model runs on one thread
+(``threads(1)``).
 
 Targets, in each position-based setting with 100 sessions (the cascade is reported, its
 examination is not a function of the rank): debiased ``LambdaRankRanker`` NDCG@10 >= both
@@ -112,6 +117,9 @@ def models(h, rankers, log, X_log, seed):
         made.append((f"{name} raw", lambda r=ranker: r(random_state=seed, n_jobs=1).fit(X_log, log.clicks, log.sessions)))
         made.append((f"{name} debiased", lambda r=ranker: r(random_state=seed, n_jobs=1).fit(
             X_log, log.clicks, log.sessions, positions=log.positions)))
+        if name == "LambdaRankRanker":  # the estimate's share of what debiasing can do here
+            made.append((f"{name} true propensities", lambda r=ranker: r(random_state=seed, n_jobs=1).fit(
+                X_log, log.clicks, log.sessions, positions=log.positions, propensities=log.propensities)))
     lgb = h.peer("lightgbm")
     if lgb is not None:
         sizes = np.bincount(log.sessions)
@@ -133,8 +141,10 @@ def run_setting(h, data, setting, seeds, rankers):
     rows = {}
     worst_error = 0.0
     estimates = []
+    clicks_by_rank = []
     for seed in seeds:
         logger, log = click_log(data["train"], setting, seed)
+        clicks_by_rank.append(np.bincount(log.positions, weights=log.clicks)[1:])
         X_log = data["train"][0][log.rows]
         truth = log.propensities / log.propensities[0]
         fitted = models(h, rankers, log, X_log, seed)
@@ -164,7 +174,17 @@ def run_setting(h, data, setting, seeds, rankers):
     for name in rankers:
         raw, deb, ceil = (by_model[f"{name} {kind}"]["ndcg10"] for kind in ("raw", "debiased", "ceiling"))
         by_model[f"{name} debiased"]["gap_closed"] = (deb - raw) / (ceil - raw) if ceil != raw else None
+        known = by_model.get(f"{name} true propensities")
+        if known is not None:
+            known["gap_closed"] = (known["ndcg10"] - raw) / (ceil - raw) if ceil != raw else None
     h.data.setdefault("propensities", {})[setting["name"]] = estimates
+    if setting["click_model"] == "position_based":
+        # Any estimate of a rank's propensity counts that rank's clicks: its
+        # relative standard deviation is at least 1 / sqrt(clicks).
+        clicks = np.mean(clicks_by_rank, axis=0)
+        h.note(f"{setting['name']}: clicks at ranks 1-{len(clicks)}, mean over seeds: "
+               f"{', '.join(str(int(round(c))) for c in clicks)}; the counting noise alone, "
+               f"1 / sqrt(clicks), is {1 / np.sqrt(clicks[-1]):.2f} of the propensity at rank {len(clicks)}.")
     return summary, worst_error
 
 

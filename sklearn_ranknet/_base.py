@@ -12,6 +12,7 @@ what the loop returned as its fitted attributes.
 import contextlib
 import copy
 import dataclasses
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -244,6 +245,7 @@ class BaseRanker(BaseEstimator):
         else:
             propensities = np.ones(n_positions)
             rounds = N_REFITS + 1
+        one_document_each = bool(np.all(np.bincount(log.lists) == 1))
         for refit in range(rounds):
             if refit:
                 scores = self._predict_features(rows)
@@ -251,8 +253,21 @@ class BaseRanker(BaseEstimator):
                 self._begin_fit()
             labels = log.debiased_labels(propensities)
             weights = self._list_weights(log, labels)[log.lists]
-            # One frame deeper than fit's own: warnings name fit's caller.
-            self._fit(rows, labels, log.lists, weights, incremental=False, linear_gain=True, stacklevel=6)
+            with warnings.catch_warnings():
+                if refit < rounds - 1:  # the last fit says what they would all say
+                    warnings.simplefilter("ignore")
+                elif one_document_each:  # said below, in a click log's terms
+                    warnings.filterwarnings("ignore", message="fit found no query with two documents")
+                # One frame deeper than fit's own: warnings name fit's caller.
+                self._fit(rows, labels, log.lists, weights, incremental=False, linear_gain=True, stacklevel=6)
+        if one_document_each:
+            warnings.warn(
+                "fit found no session of the click log that showed two documents, so there is "
+                "nothing to rank within a list: the model is its random initialization, shrunk "
+                "by the penalty. Give each session's id as groups, shared by all the documents "
+                "it showed, with positions the rank of each within the session.",
+                UserWarning, stacklevel=3,
+            )
         self.position_propensities_ = propensities
         if feature_names is not None:
             self.feature_names_in_ = feature_names

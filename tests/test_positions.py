@@ -233,14 +233,24 @@ def test_propensities_need_positions():
 
 def test_fit_on_one_position_has_nothing_to_correct():
     """Sessions of one document each: nothing to correct (propensities
-    [1]), and nothing to rank within a list either, which fit says."""
+    [1]), and nothing to rank within a list either, which fit says once, in
+    a click log's terms (not "pass query ids, not an id per row")."""
     X, log = _click_log(n_queries=30, n_sessions=10, k=1)
     ranker = LambdaRankRanker(max_iter=20, random_state=0)
-    with pytest.warns(UserWarning, match="nothing to learn") as caught:
+    with pytest.warns(UserWarning, match="no session of the click log that showed two documents") as caught:
         ranker.fit(X, log.clicks, log.sessions, positions=log.positions)
+    assert not [w for w in caught if "an id per row" in str(w.message)]
     # Named at the caller's line, as fit's own warnings are.
-    assert {w.filename for w in caught if "nothing to learn" in str(w.message)} == {__file__}
+    assert {w.filename for w in caught if "session" in str(w.message)} == {__file__}
     assert_array_equal(ranker.position_propensities_, [1.0])
+
+
+def test_a_debiased_fit_warns_once_not_once_per_refit():
+    X, log = _click_log(n_queries=10, n_sessions=3)
+    with pytest.warns(Warning) as caught:
+        LambdaRankRanker(max_iter=2, random_state=0).fit(X, log.clicks, log.sessions, positions=log.positions)
+    messages = [str(w.message) for w in caught if "max_iter" in str(w.message) or "converge" in str(w.message)]
+    assert len(messages) == 1, messages
 
 
 @pytest.mark.parametrize("Ranker", RANKERS)
