@@ -178,14 +178,7 @@ def run_setting(h, data, setting, seeds, rankers):
         if known is not None:
             known["gap_closed"] = (known["ndcg10"] - raw) / (ceil - raw) if ceil != raw else None
     h.data.setdefault("propensities", {})[setting["name"]] = estimates
-    if setting["click_model"] == "position_based":
-        # Any estimate of a rank's propensity counts that rank's clicks: its
-        # relative standard deviation is at least 1 / sqrt(clicks).
-        clicks = np.mean(clicks_by_rank, axis=0)
-        h.note(f"{setting['name']}: clicks at ranks 1-{len(clicks)}, mean over seeds: "
-               f"{', '.join(str(int(round(c))) for c in clicks)}; the counting noise alone, "
-               f"1 / sqrt(clicks), is {1 / np.sqrt(clicks[-1]):.2f} of the propensity at rank {len(clicks)}.")
-    return summary, worst_error
+    return summary, worst_error, np.mean(clicks_by_rank, axis=0)
 
 
 def targets(h, setting, summary, worst_error):
@@ -217,11 +210,18 @@ def run(h):
                "gap closed": "gap_closed", "fit (median s)": "fit_s"}
     with threads(1):
         for setting in settings:
-            summary, worst_error = run_setting(h, data, setting, seeds, rankers)
+            summary, worst_error, clicks = run_setting(h, data, setting, seeds, rankers)
             h.table(f"{setting['name']} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})", summary, columns)
             if setting["click_model"] == "position_based":
                 h.note(f"{setting['name']}: largest |estimate / truth - 1| of LambdaRankRanker's propensities "
                        f"at ranks 2-10, worst seed: {worst_error:.3f}.")
+                # Any estimate of a rank's propensity counts that rank's
+                # clicks: its relative standard deviation is at least
+                # 1 / sqrt(clicks).
+                h.note(f"{setting['name']}: clicks at ranks 1-{len(clicks)}, mean over seeds: "
+                       f"{', '.join(str(int(round(c))) for c in clicks)}; the counting noise alone, "
+                       f"1 / sqrt(clicks), is {1 / np.sqrt(clicks[-1]):.2f} of the propensity at rank "
+                       f"{len(clicks)}.")
             targets(h, setting, summary, worst_error)
     estimates = h.data["propensities"]
 
