@@ -38,6 +38,7 @@ from ._base import BaseRanker, score_by_query
 from ._jit import single_threaded_blas
 from ._stack import can_stack, fit_together
 from ._groups import group_rows, query_of_row, query_weights
+from ._habits import refuse_unexpected_keywords
 from ._lambdarank import LambdaRankRanker
 from ._metadata_columns import (
     METADATA_COLUMN_CONSTRAINT, column_of, estimator_features, features_and_metadata, merge_groups,
@@ -148,7 +149,10 @@ class BaggingRanker(BaseEstimator):
     # As the rankers: ask for ``groups`` by default under metadata routing.
     # ``sample_weight``, ``positions`` and ``propensities`` are only passed on to the members,
     # who request them themselves.
-    __metadata_request__fit = {"groups": True, "sample_weight": UNUSED, "positions": UNUSED, "propensities": UNUSED}
+    __metadata_request__fit = {
+        "groups": True, "sample_weight": UNUSED, "positions": UNUSED, "propensities": UNUSED,
+        "X_val": UNUSED, "y_val": UNUSED, "groups_val": UNUSED, "sample_weight_val": UNUSED,
+    }
     __metadata_request__score = {"groups": True}
 
     _parameter_constraints = {
@@ -181,7 +185,10 @@ class BaggingRanker(BaseEstimator):
         return LambdaRankRanker() if self.estimator is None else self.estimator
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, groups=None, sample_weight=None, positions=None, propensities=None):
+    def fit(
+        self, X, y, groups=None, sample_weight=None, positions=None, propensities=None, *, X_val=None, y_val=None,
+        groups_val=None, sample_weight_val=None, **unexpected,
+    ):
         """Fit ``n_estimators`` clones of the estimator.
 
         A call that raises leaves the ensemble as it was before it: unfitted,
@@ -213,16 +220,28 @@ class BaggingRanker(BaseEstimator):
         propensities : array-like of shape (n_positions,), default=None
             Known propensities of the ranks, passed on to the members with
             ``positions`` (see the rankers' ``fit``).
+        X_val, y_val, groups_val, sample_weight_val : array-likes, default=None
+            A validation set for the members' early stopping, as in the
+            rankers' ``fit``: every member gets it whole (X_val without
+            this ensemble's ``query_column``, whose ids become
+            ``groups_val``).
+        **unexpected : dict
+            No other keyword argument is taken. LightGBM's and XGBoost's
+            (``group=``, ``qid=``, ``eval_set=``) get a ``TypeError`` that
+            names what to give instead.
 
         Returns
         -------
         self : object
             The fitted ensemble.
         """
+        refuse_unexpected_keywords(type(self).__name__, "fit", unexpected)
         fitted = ("estimator_", "estimators_", "n_features_in_", "feature_names_in_")
         before = {name: self.__dict__[name] for name in fitted if name in self.__dict__}
         try:
-            return self._fit(X, y, groups, sample_weight, positions, propensities)
+            validation = {"X_val": X_val, "y_val": y_val, "groups_val": groups_val,
+                          "sample_weight_val": sample_weight_val}
+            return self._fit(X, y, groups, sample_weight, positions, propensities, validation)
         except BaseException:
             # As the rankers: the ensemble it had, or none (no half-fitted
             # ensemble may pass check_is_fitted). _fit replaces the members
@@ -232,8 +251,12 @@ class BaggingRanker(BaseEstimator):
             self.__dict__.update(before)
             raise
 
-    def _fit(self, X, y, groups, sample_weight, positions=None, propensities=None):
+    def _fit(self, X, y, groups, sample_weight, positions=None, propensities=None, validation=None):
         X, groups, positions = features_and_metadata(X, groups, positions, self)
+        validation = dict(validation or {})
+        if validation.get("X_val") is not None:  # the members get it without this ensemble's columns
+            validation["X_val"], validation["groups_val"], _ = features_and_metadata(
+                validation["X_val"], validation["groups_val"], None, self)
         template = self._get_estimator()
         for parameter, holds, argument in (
             ("query_column", "query ids", "groups"), ("position_column", "positions", "positions"),
@@ -259,7 +282,7 @@ class BaggingRanker(BaseEstimator):
         n_samples = _num_samples(X)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
-        fit_params = self._member_fit_params(template, groups, sample_weight, positions, propensities)
+        fit_params = self._member_fit_params(template, groups, sample_weight, positions, propensities, validation)
         if self.bootstrap and query_column_of(template) is not None:
             # A member would read the original ids from its column, not the
             # sample's (where a query drawn twice is two queries).
@@ -294,11 +317,13 @@ class BaggingRanker(BaseEstimator):
         self.estimators_ = members
         return self
 
-    def _member_fit_params(self, template, groups, sample_weight, positions=None, propensities=None):
-        """What each member's ``fit`` gets besides X and y, for all rows."""
+    def _member_fit_params(self, template, groups, sample_weight, positions=None, propensities=None,
+                           validation=None):
+        """What each member's ``fit`` gets besides X and y, for all rows (and
+        the validation set, which every member gets whole)."""
         passed = (
             ("groups", groups), ("sample_weight", sample_weight), ("positions", positions),
-            ("propensities", propensities),
+            ("propensities", propensities), *(validation or {}).items(),
         )
         if _routing_enabled():
             # Only what was passed: a member that declines sample_weight
@@ -468,7 +493,8 @@ def _fit_member(template, seed, X, y, fit_params, query_groups, drawable):
         drawn = drawable[rng.randint(len(drawable), size=len(drawable))]
         rows, offsets = query_groups.rows_of(drawn)
         fit_params = {
-            name: _safe_indexing(value, rows) if _is_per_row(value, len(y)) else value
+            # (The validation set is no sample: it goes to every member whole.)
+            name: _safe_indexing(value, rows) if _is_per_row(value, len(y)) and not name.endswith("_val") else value
             for name, value in fit_params.items()
         }
         if "groups" in fit_params:

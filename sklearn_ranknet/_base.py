@@ -24,6 +24,7 @@ from sklearn.utils.validation import _get_feature_names, assert_all_finite, chec
 
 from . import _training
 from ._fit_checks import query_contrasts, warn_if_no_groups, warn_if_nothing_to_learn, warn_if_pairs_swamp
+from ._habits import refuse_unexpected_keywords, warn_if_a_column_holds_the_groups
 from ._inputs import FEATURE_SCALINGS, InputScaling
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._model import FitState, RankingModel
@@ -37,7 +38,10 @@ from ._metadata_columns import (
 )
 from ._resolve import RANKNET, DataShape, auto_parameters, hidden_layer_sizes, resolve
 from ._training import SCORE_K, History, Options, TrainingSet
-from ._validation import check_relevance_labels, first_text, float_column, label_remedy, shown
+from ._validation import (
+    check_finite_features, check_relevance_labels, first_text, float_column, label_remedy, shown,
+)
+from ._validation_set import validation_input, validation_set
 from .metrics import ndcg_score
 
 #: The learning curves a fit extends, as ``_training.History`` names them.
@@ -170,7 +174,10 @@ class BaseRanker(BaseEstimator):
     # ------------------------------------------------------------------
     # Public API
 
-    def fit(self, X, y, groups=None, sample_weight=None, positions=None, propensities=None):
+    def fit(
+        self, X, y, groups=None, sample_weight=None, positions=None, propensities=None, *, X_val=None, y_val=None,
+        groups_val=None, sample_weight_val=None, **unexpected,
+    ):
         """Fit the ranker to documents grouped by query, or to a click log.
 
         A call that raises leaves the ranker as it was before it: unfitted,
@@ -208,24 +215,48 @@ class BaseRanker(BaseEstimator):
             instead of estimated ones: > 0, at least as many as the deepest
             position (the ranks below it are not used). Only their ratios
             matter. One value per rank, not per row.
+        X_val : {array-like, sparse matrix} of shape (n_val, n_features), default=None
+            Validation rows for early stopping, with the columns of ``X``
+            (the ``query_column`` included when it is set): each epoch
+            scores their NDCG@10 (``validation_scores_``) instead of
+            holding out ``validation_fraction`` of the training queries,
+            and ``early_stopping="auto"`` then stops early at any size.
+            Needs ``y_val`` and a stochastic solver; refused with
+            ``early_stopping=False``. Under metadata routing it is
+            requested with ``set_fit_request(X_val=True, ...)``, and a
+            Pipeline transforms it with ``Pipeline(...,
+            transform_input=["X_val"])``. See :ref:`stopping`.
+        y_val : array-like of shape (n_val,), default=None
+            Graded relevance of each validation row.
+        groups_val : array-like of shape (n_val,), default=None
+            Query id of each validation row (or ``None`` with a
+            ``query_column``); needed for more than one row.
+        sample_weight_val : array-like of shape (n_val,), default=None
+            Query weights of the validation rows, as ``sample_weight``.
+        **unexpected : dict
+            No other keyword argument is taken. LightGBM's and XGBoost's
+            (``group=``, ``qid=``, ``eval_set=``) get a ``TypeError`` that
+            names what to give instead.
 
         Returns
         -------
         self : object
             The fitted ranker.
         """
+        refuse_unexpected_keywords(type(self).__name__, "fit", unexpected)
         self._validate_params()
         with self._as_before_if_it_raises():
             self._begin_fit()
             continued = self if hasattr(self, "_model") else None  # warm_start
             X, groups, positions = features_and_metadata(X, groups, positions, self, continued)
+            validation = validation_input(self, X_val, y_val, groups_val, sample_weight_val)
             if positions is not None:
-                return self._fit_clicks(X, y, groups, sample_weight, positions, propensities)
+                return self._fit_clicks(X, y, groups, sample_weight, positions, propensities, validation)
             check_propensities_have_positions(positions, propensities)
             self.position_propensities_ = None
-            return self._fit(X, y, groups, sample_weight, incremental=False)
+            return self._fit(X, y, groups, sample_weight, incremental=False, validation=validation)
 
-    def _fit_clicks(self, X, clicks, groups, sample_weight, positions, known=None):
+    def _fit_clicks(self, X, clicks, groups, sample_weight, positions, known=None, validation=None):
         """Fit on a click log, estimating the propensities in turns with the
         model (see ``_positions.py``): a first fit on the raw click rates,
         then :data:`~._positions.N_REFITS` rounds of re-estimating the
@@ -233,7 +264,8 @@ class BaseRanker(BaseEstimator):
         rates; with ``known`` propensities, one fit on the rates they
         correct."""
         feature_names = _get_feature_names(X)  # check_array drops them; the fits below see arrays
-        X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32))
+        X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32), ensure_all_finite=False)
+        check_finite_features(X, type(self).__name__)
         X = _summed_duplicates(X)
         clicks, positions = check_click_log(float_column(clicks, "y"), positions, X.shape[0], self.position_column)
         log = MergedLog.of(X, clicks, groups, positions, sample_weight)
@@ -259,7 +291,10 @@ class BaseRanker(BaseEstimator):
                 elif one_document_each:  # said below, in a click log's terms
                     warnings.filterwarnings("ignore", message="fit found no query with two documents")
                 # One frame deeper than fit's own: warnings name fit's caller.
-                self._fit(rows, labels, log.lists, weights, incremental=False, linear_gain=True, stacklevel=6)
+                self._fit(
+                    rows, labels, log.lists, weights, incremental=False, linear_gain=True, stacklevel=6,
+                    validation=validation,
+                )
         if one_document_each:
             warnings.warn(
                 "fit found no session of the click log that showed two documents, so there is "
@@ -350,9 +385,10 @@ class BaseRanker(BaseEstimator):
 
     def _predict_features(self, X):
         """Scores of rows given without their query column."""
-        X = _summed_duplicates(
-            validate_data(self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False)
-        )
+        X = _summed_duplicates(validate_data(
+            self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False, ensure_all_finite=False,
+        ))
+        check_finite_features(X, type(self).__name__)
         return self._model.scores(X)
 
     # The model's parameters, as scikit-learn's MLPs name them.
@@ -473,8 +509,9 @@ class BaseRanker(BaseEstimator):
             raise ValueError(f"y must hold numeric relevance labels (e.g. 0..4); got text (e.g. {shown(text)!r}).")
         X, y = validate_data(
             self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
-            reset=first_call,
+            reset=first_call, ensure_all_finite=False,
         )
+        check_finite_features(X, type(self).__name__)
         X = _summed_duplicates(X)
         if not first_call and X.dtype != self._model.dtype:
             # A model keeps the dtype it was first fitted in.
@@ -493,13 +530,15 @@ class BaseRanker(BaseEstimator):
         )
         return X, y
 
-    def _fit(self, X, y, groups, sample_weight, incremental, linear_gain=False, stacklevel=5):
-        run = self._plan_fit(X, y, groups, sample_weight, incremental, linear_gain, stacklevel)
+    def _fit(self, X, y, groups, sample_weight, incremental, linear_gain=False, stacklevel=5, validation=None):
+        run = self._plan_fit(X, y, groups, sample_weight, incremental, linear_gain, stacklevel, validation)
         with single_threaded_blas(run.state.n_threads):
             if self.solver == "lbfgs" and not incremental:
                 run.model = _training.fit_lbfgs(run.model, run.state, run.data, run.options, run.history)
             else:
-                _training.fit_stochastic(run.model, run.state, run.data, run.options, run.history, incremental)
+                _training.fit_stochastic(
+                    run.model, run.state, run.data, run.options, run.history, incremental, run.validation,
+                )
         self._publish(run.published_model, run.history, run.options.resolved)
         return self
 
@@ -513,7 +552,9 @@ class BaseRanker(BaseEstimator):
             raise ValueError("A fit on a click log (position_column) cannot train together with others.")
         return self._plan_fit(X, y, groups, sample_weight)
 
-    def _plan_fit(self, X, y, groups, sample_weight, incremental=False, linear_gain=False, stacklevel=5):
+    def _plan_fit(
+        self, X, y, groups, sample_weight, incremental=False, linear_gain=False, stacklevel=5, validation=None,
+    ):
         """Everything a fit hands the training loop (a ``_training.Run``):
         the data validated and arranged, the "auto" values resolved, the
         model (new, or the fitted one it continues), its state and the
@@ -522,14 +563,23 @@ class BaseRanker(BaseEstimator):
         ``linear_gain`` trains with gain ``label`` whatever the ranker's
         ``gain`` (for click rates divided by propensities, whose mean is the
         chance of a click once examined). ``stacklevel`` makes the
-        warnings name the line that called ``fit`` or ``partial_fit``."""
+        warnings name the line that called ``fit`` or ``partial_fit``.
+        ``validation``, a ``ValidationInput``, is the user's validation set
+        (``_validation_set.py``)."""
         method = "partial_fit" if incremental else "fit"
         first_call = not hasattr(self, "_model")
         X, y = self._validate_training_data(X, y, first_call, method, linear_gain)
         warn_if_no_groups(groups, len(y), method, stacklevel=stacklevel)
+        warn_if_a_column_holds_the_groups(X, groups, getattr(self, "feature_names_in_", None), stacklevel)
         arranged = TrainingSet.from_input(X, y, groups, None, sample_weight)
-        resolved = self._resolve(DataShape.of(arranged), incremental)
-        data = arranged.with_objective(self._objective_factory(resolved, linear_gain=linear_gain))
+        resolved = self._resolve(DataShape.of(arranged), incremental, validation_given=validation is not None)
+        make_objective = self._objective_factory(resolved, linear_gain=linear_gain)
+        data = arranged.with_objective(make_objective)
+        if validation is not None:
+            validation = validation_set(
+                self, validation, X.dtype, make_objective,
+                exponential_gain=self._uses_exponential_gain() and not linear_gain, remedy=label_remedy(self),
+            )
         warn_if_nothing_to_learn(
             query_contrasts(data), np.diff(data.offsets), data.weights, method, stacklevel=stacklevel,
             query_column=self.query_column,
@@ -556,7 +606,7 @@ class BaseRanker(BaseEstimator):
             else 1
         )
         state.dropout, state.input_noise = self.dropout, resolved.input_noise
-        return _training.Run(model, state, data, options, self._history(), published)
+        return _training.Run(model, state, data, options, self._history(), published, validation)
 
     def _new_model(self, data, resolved):
         """A network of the resolved width on the input scaling of
@@ -571,12 +621,13 @@ class BaseRanker(BaseEstimator):
             self._fit_state.random_state,
         )
 
-    def _resolve(self, shape, incremental, distributed=False):
+    def _resolve(self, shape, incremental, distributed=False, validation_given=False):
         """The fit's :class:`~sklearn_ranknet._resolve.Resolved` values (a
         fitted network keeps its width)."""
         fitted = hasattr(self, "_model")
         return resolve(
             self.get_params(deep=False), self._AUTO, shape, incremental=incremental, distributed=distributed,
+            validation_given=validation_given,
             fitted_widths=self._model.hidden_layer_sizes if fitted else None,
             fitted_precision=getattr(self, "precision_", None) if fitted else None,
         )

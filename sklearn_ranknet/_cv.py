@@ -35,6 +35,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_X
 
 from ._docstrings import sections, without_entries
 from ._fit_checks import warn_if_no_groups
+from ._habits import refuse_unexpected_keywords
 from ._jit import single_threaded_blas
 from ._lambdarank import LambdaRankRanker
 from ._positions import check_click_log, check_propensities_have_positions
@@ -77,7 +78,7 @@ class _RankerCV:
         params = {name: value for name, value in self.get_params(deep=False).items() if name not in _OWN}
         return clone(clone(self._ranker_class(**params)).set_params(**settings))
 
-    def fit(self, X, y, groups=None, sample_weight=None, positions=None, propensities=None):
+    def fit(self, X, y, groups=None, sample_weight=None, positions=None, propensities=None, **unexpected):
         """Score every setting of ``param_grid`` on every fold, then fit the
         best one on all the data.
 
@@ -106,12 +107,17 @@ class _RankerCV:
         propensities : array-like of shape (n_positions,), default=None
             Known propensities of the ranks, with ``positions``, as in the
             ranker's ``fit``.
+        **unexpected : dict
+            No other keyword argument is taken. LightGBM's and XGBoost's
+            (``group=``, ``qid=``, ``eval_set=``) get a ``TypeError`` that
+            names what to give instead.
 
         Returns
         -------
         self : object
             The fitted ranker of the best setting.
         """
+        refuse_unexpected_keywords(type(self).__name__, "fit", unexpected)
         self._validate_params()
         features, query_ids, positions = features_and_metadata(X, groups, positions, self)
         # Arrays the folds can be cut from (the rankers validate each fold

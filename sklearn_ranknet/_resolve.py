@@ -118,7 +118,7 @@ class Resolved:
 
 
 def resolve(params, rules, shape, *, incremental=False, distributed=False, fitted_widths=None,
-            fitted_precision=None):
+            fitted_precision=None, validation_given=False):
     """The values of a fit, "auto" resolved.
 
     Parameters
@@ -139,6 +139,9 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
         (``warm_start``, ``partial_fit``): it keeps them.
     fitted_precision : {"float32", "float64"} or None, default=None
         The precision that fitted network trained in: it keeps it too.
+    validation_given : bool, default=False
+        ``fit`` got a validation set (``X_val``): "auto" early stopping
+        stops on it, at any size.
 
     Returns
     -------
@@ -170,7 +173,7 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
         step = float(params["learning_rate_init"])
     if auto("early_stopping"):
         n_val = int(np.ceil(params["validation_fraction"] * shape.n_queries))
-        early_stopping = not small and 2 <= n_val < shape.n_queries
+        early_stopping = validation_given or (not small and 2 <= n_val < shape.n_queries)
     else:
         early_stopping = bool(params["early_stopping"])
     early_stopping = early_stopping and stochastic and not incremental

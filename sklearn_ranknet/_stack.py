@@ -57,6 +57,7 @@ def can_stack(runs):
         other = run.options.resolved
         return (
             run.options.solver != "lbfgs"
+            and run.validation is None  # a validation set of the user's: the ranker's own fit
             and run.data.X.shape == X.shape and run.data.X.dtype == X.dtype
             and run.model.dtype == lead.model.dtype  # one precision per stacked product
             and np.array_equal(run.data.rows, lead.data.rows)

@@ -408,6 +408,9 @@ class Run:
     #: The dtype the fitted model is published in (the first fit's X's),
     #: which may differ from the precision the model trains in.
     published: object = None
+    #: The validation set the user gave (``fit(X_val=...)``): early
+    #: stopping scores it instead of holding queries out of ``data``.
+    validation: TrainingSet = None
 
     @property
     def published_model(self):
@@ -428,28 +431,34 @@ class History:
         self.best_loss = best_loss
 
 
-def fit_stochastic(model, state, data, options, history, incremental):
+def fit_stochastic(model, state, data, options, history, incremental, validation=None):
     """Adam or SGD over minibatches of whole queries, for ``max_iter`` epochs
     or until the loss (or the validation NDCG) stops improving. Updates
-    ``model``'s parameters in place, ``state`` and ``history``."""
+    ``model``'s parameters in place, ``state`` and ``history``. Early
+    stopping scores ``validation`` (a ``TrainingSet``) when it is given,
+    and otherwise queries held out of ``data``."""
     data.densify()
+    if validation is not None:
+        validation.densify()
     if not incremental:  # one epoch would compute every input once anyway
         data.keep_inputs(model)
     try:
-        _train_stochastic(model, state, data, options, history, incremental)
+        _train_stochastic(model, state, data, options, history, incremental, validation)
     finally:
         data.drop_inputs()
 
 
-def _train_stochastic(model, state, data, options, history, incremental):
+def _train_stochastic(model, state, data, options, history, incremental, validation=None):
     """:func:`fit_stochastic` once the rows are ready."""
     resolved = options.resolved
     early_stopping = resolved.early_stopping
     make_objective = data._make_objective
-    train, val = (
-        split_validation(data, options.validation_fraction, state.random_state, make_objective)
-        if early_stopping else (data, None)
-    )
+    if validation is not None:
+        train, val = data, validation
+    elif early_stopping:
+        train, val = split_validation(data, options.validation_fraction, state.random_state, make_objective)
+    else:
+        train, val = data, None
     monitor = EpochMonitor(history, early_stopping, resolved.n_iter_no_change, options.tol, options.verbose)
     loss_sample = _loss_sample(train, state.random_state, make_objective)
     params = model.params  # the optimizer updates these arrays in place

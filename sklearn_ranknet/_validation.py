@@ -1,6 +1,7 @@
 """Checks on relevance labels shared by the metrics and the estimators."""
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import column_or_1d
 
 MAX_EXPONENTIAL_LABEL = 30
@@ -133,3 +134,24 @@ def shown(value):
     Python value it holds (NumPy 2's repr would print ``np.int64(5)`` for a
     query id the user wrote as 5)."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def check_finite_features(X, owner):
+    """A ValueError if the validated ``X`` (dense or CSR) holds NaN or an
+    infinity. scikit-learn's own message would point at
+    HistGradientBoosting; this one says what the ranker does with missing
+    values and how to give them to it."""
+    values = X.data if sp.issparse(X) else X
+    if np.isfinite(values).all():
+        return
+    if np.isnan(values).any():
+        raise ValueError(
+            f"Input X contains NaN. {owner} does not learn from missing values yet: impute them "
+            f"first, e.g. make_pipeline(SimpleImputer(add_indicator=True), {owner}()), which "
+            "fills each with its feature's mean and adds an indicator column the ranker "
+            "learns from."
+        )
+    raise ValueError(
+        "Input X contains infinity or a value too large for its dtype; give finite features "
+        "(clip them, or replace the infinities with np.nan and impute them)."
+    )

@@ -103,6 +103,7 @@ True
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
@@ -140,7 +141,7 @@ from ._model import RankingModel
 from ._ranknet import RankNetRanker
 from ._twins import announced, subscribe
 
-__all__ = ["register_converters"]
+__all__ = ["register_converters", "to_onnx"]
 
 #: The rankers with their own network, and the skl2onnx alias of each.
 RANKER_ALIASES = {
@@ -650,6 +651,67 @@ def _convert_bagging(scope, operator, container):
     total = g.node("Sum", columns, "sum_of_scores")
     n_members = g.constant("n_members", [float(len(operator.inputs))])
     g.binary(apply_div, "Div", total, n_members, output=operator.outputs[0].full_name)
+
+
+# ----------------------------------------------------------------------
+# Conversion from a sparse sample
+
+#: The ONNX input type of each sample dtype, as skl2onnx guesses it for a
+#: dense sample.
+_SAMPLE_TYPES = {
+    np.dtype(np.float32): FloatTensorType, np.dtype(np.float64): DoubleTensorType,
+    np.dtype(np.int64): Int64TensorType, np.dtype(np.bool_): BooleanTensorType,
+}
+
+
+def to_onnx(model, X=None, **kwargs):
+    """Convert a fitted ranker (or a Pipeline ending in one) to ONNX, from a
+    dense or a sparse sample.
+
+    ``skl2onnx.to_onnx`` with a CSR sample (what :func:`~sklearn_ranknet.datasets.load_letor`
+    returns) fails to guess the input type. This function reads the
+    sample's width and dtype instead and calls ``skl2onnx.to_onnx`` with
+    them as ``initial_types``; any other sample, and every keyword, goes to
+    ``skl2onnx.to_onnx`` unchanged. The graph takes dense rows either way.
+
+    Parameters
+    ----------
+    model : estimator
+        A fitted ranker, BaggingRanker or Pipeline ending in one.
+    X : {ndarray, sparse matrix, DataFrame} of shape (n_rows, n_columns), default=None
+        A sample of the rows ``predict`` takes: its dtype (float32, float64,
+        int64 or bool) sets the graph's input type, its width the input's.
+    **kwargs : dict
+        Passed on to ``skl2onnx.to_onnx`` (``target_opset``, ``options``, ...).
+
+    Returns
+    -------
+    onx : onnx.ModelProto
+        The ONNX model; its input ``"X"`` has shape (N, n_columns).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from sklearn_ranknet import LambdaRankRanker
+    >>> from sklearn_ranknet.datasets import make_ranking
+    >>> from sklearn_ranknet.onnx import to_onnx
+    >>> X, y, qid = make_ranking(n_queries=20, random_state=0)
+    >>> X_csr = sp.csr_matrix(X.astype("float32"))
+    >>> ranker = LambdaRankRanker(max_iter=3, random_state=0).fit(X_csr, y, groups=qid)
+    >>> onx = to_onnx(ranker, X_csr[:1])
+    >>> [d.dim_value for d in onx.graph.input[0].type.tensor_type.shape.dim][1] == X.shape[1]
+    True
+    """
+    if X is not None and sp.issparse(X) and kwargs.get("initial_types") is None:
+        tensor = _SAMPLE_TYPES.get(np.dtype(X.dtype))
+        if tensor is None:
+            raise TypeError(
+                f"The sample's dtype is {X.dtype}; give one of float32 (the usual choice), "
+                "float64, int64 or bool, e.g. X[:1].astype(np.float32)."
+            )
+        kwargs["initial_types"] = [("X", tensor([None, X.shape[1]]))]
+        X = None
+    return skl2onnx.to_onnx(model, X, **kwargs)
 
 
 # ----------------------------------------------------------------------

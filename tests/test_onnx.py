@@ -449,3 +449,21 @@ def test_predict_the_converter_does_not_reproduce_is_refused(data, fitted):
 def test_wrong_number_of_columns_is_refused(data, fitted):
     with pytest.raises(ValueError, match=r"takes 6 columns \(its 6 features\); the ONNX input has 4"):
         skl2onnx.to_onnx(fitted, data[0][:1, :4].astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_export_from_a_csr_sample(data, dtype):
+    """skl2onnx cannot guess the type of a CSR sample (load_letor's);
+    sklearn_ranknet.onnx.to_onnx reads its dtype and width."""
+    from sklearn_ranknet.onnx import to_onnx
+
+    X, y, qid = data
+    X_csr = sp.csr_matrix(X.astype(dtype))
+    model = fit(LambdaRankRanker, X_csr, y, qid)
+    onx = to_onnx(model, X_csr[:1])
+    session = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+    (scores,) = session.run(None, {"X": X_csr.toarray()})
+    assert scores.dtype == dtype
+    assert_scores_match(scores, model.predict(X_csr), dtype=dtype)
+    with pytest.raises(TypeError, match="float32"):
+        to_onnx(model, X_csr[:1].astype(np.int32))

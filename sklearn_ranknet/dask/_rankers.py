@@ -15,6 +15,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_feature_names, _check_n_features, _get_feature_names, check_is_fitted
 
 from .._base import check_groups_for_score
+from .._habits import refuse_unexpected_keywords
 from .._lambdarank import LambdaRankRanker
 from .._listnet import ListNetRanker
 from .._metadata_columns import (
@@ -120,7 +121,7 @@ class _DaskRanker:
     def partial_fit(self, X, y, groups=None, sample_weight=None):  # pragma: no cover
         """Not available (see :meth:`to_local`)."""
 
-    def fit(self, X, y, groups=None, sample_weight=None):
+    def fit(self, X, y, groups=None, sample_weight=None, **unexpected):
         """Fit the ranker on a Dask cluster.
 
         Parameters
@@ -137,12 +138,17 @@ class _DaskRanker:
             one query (and warns).
         sample_weight : dask Array or Series of shape (n_samples,), default=None
             Query weights, constant within a query.
+        **unexpected : dict
+            No other keyword argument is taken. LightGBM's and XGBoost's
+            (``group=``, ``qid=``, ``eval_set=``) get a ``TypeError`` that
+            names what to give instead.
 
         Returns
         -------
         self : object
             The fitted ranker.
         """
+        refuse_unexpected_keywords(type(self).__name__, "fit", unexpected)
         self._validate_params()
         if self.solver == "lbfgs":
             raise ValueError(
