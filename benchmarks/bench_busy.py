@@ -1,0 +1,96 @@
+"""Busy machine: default fits beside a process that keeps a core busy, BLAS's threads as left or one.
+
+Each fit runs with BLAS's threads as the package leaves them and with BLAS held to one thread.
+
+``python -m benchmarks --only busy`` (``--quick``: one round of the small workload).
+
+OpenBLAS's worker threads spin for a while after each product; when another process holds one of
+the two cores, they take turns with it and the fit waits. The issue (54) measured the demo going from
+3.7 s to 7.0 s with one busy process, and 3.6 s with ``OPENBLAS_NUM_THREADS=1``.
+
+Workloads, each a default fit after a warm-up fit (JIT compiled):
+
+- ``make_ranking``: ``LambdaRankRanker()``, ``RankNetRanker()`` and ``ListNetRanker()`` on
+  ``make_ranking(n_queries=300, random_state=0)`` (the demo's training data), timed together;
+- ``Yahoo sample``: ``LambdaRankRanker()`` on ``rank.train`` (skipped without the sample).
+
+Conditions: quiet, or busy (a second process spinning ``while True: pass`` from before the fit to
+after it), each with BLAS as the package leaves it and with ``threadpool_limits(1, "blas")`` around
+the fit. The four conditions of a round run one after the other; the median of 5 rounds (1 with
+``--quick``). Target: busy, the package's default within 10 % of BLAS on one thread (the noise of
+these figures); reported beside it, the quiet ratio (the default should not be slower there either).
+"""
+
+import multiprocessing
+import statistics
+import time
+
+from ._harness import ROOT
+
+YAHOO = ROOT.parent / "shared" / "data" / "yahoo-ltr-sample"
+TARGET_RATIO = 1.10
+CONDITIONS = (("quiet", False, False), ("quiet, BLAS 1 thread", False, True),
+              ("busy", True, False), ("busy, BLAS 1 thread", True, True))
+
+
+def _spin():
+    while True:
+        pass
+
+
+def _workloads(quick):
+    from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
+    from sklearn_ranknet.datasets import load_letor, make_ranking
+
+    X, y, qid = make_ranking(n_queries=300, random_state=0)
+    made = [("make_ranking", lambda: [cls(random_state=0).fit(X, y, qid)
+                                      for cls in (LambdaRankRanker, RankNetRanker, ListNetRanker)])]
+    if not quick and YAHOO.is_dir():
+        path = YAHOO / "rank.train"
+        Xy, yy, qy = load_letor(path, n_features=300)
+        made.append(("Yahoo sample", lambda: LambdaRankRanker(random_state=0).fit(Xy, yy, qy)))
+    return made
+
+
+def _timed(fit, busy, one_blas_thread):
+    from threadpoolctl import threadpool_limits
+
+    spinner = None
+    if busy:
+        spinner = multiprocessing.get_context("spawn").Process(target=_spin, daemon=True)
+        spinner.start()
+        time.sleep(0.5)  # running before the fit starts
+    try:
+        if one_blas_thread:
+            with threadpool_limits(1, user_api="blas"):
+                started = time.perf_counter()
+                fit()
+        else:
+            started = time.perf_counter()
+            fit()
+        return time.perf_counter() - started
+    finally:
+        if spinner is not None:
+            spinner.terminate()
+            spinner.join()
+
+
+def run(h):
+    rounds = 1 if h.quick else 5
+    rows = []
+    for name, fit in _workloads(h.quick):
+        fit()  # warm-up: compile what the fit needs
+        seconds = {label: [] for label, _, _ in CONDITIONS}
+        for _ in range(rounds):
+            for label, busy, one in CONDITIONS:
+                seconds[label].append(_timed(fit, busy, one))
+        medians = {label: statistics.median(values) for label, values in seconds.items()}
+        h.say(f"{name}: " + ", ".join(f"{label} {value:.2f} s" for label, value in medians.items()))
+        rows.append({"workload": name, **{label: medians[label] for label in medians},
+                     "busy ratio": medians["busy"] / medians["busy, BLAS 1 thread"],
+                     "quiet ratio": medians["quiet"] / medians["quiet, BLAS 1 thread"]})
+        h.target(f"{name}: busy fit time, package default / BLAS on one thread", rows[-1]["busy ratio"],
+                 TARGET_RATIO)
+    columns = {"workload": "workload", **{f"{label} (s)": label for label, _, _ in CONDITIONS},
+               "busy: default / 1 thread": "busy ratio", "quiet: default / 1 thread": "quiet ratio"}
+    h.table(f"Default fits, median of {rounds} round{'s' if rounds > 1 else ''}", rows, columns)
