@@ -15,6 +15,8 @@
                  against LightGBM, and a new user's first process
 - ``clicks``:    rankers trained on simulated click logs, raw and position-debiased, against
                  LightGBM's and XGBoost's debiased LambdaMART, scored on true labels
+- ``busy``:      default fits while another process keeps a core busy, BLAS's threads as
+                 the package leaves them against one BLAS thread
 
 Each suite writes NAME.json, NAME.md and NAME.png into the output folder (default
 ``benchmarks/results``, or ``benchmarks/results/quick`` with ``--quick``) through the
@@ -31,7 +33,7 @@ import sys
 
 from ._harness import ROOT, Harness
 
-SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "inputs", "dask", "selection", "clicks")
+SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "inputs", "dask", "selection", "clicks", "busy")
 
 
 def main(argv=None):
