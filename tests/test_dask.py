@@ -1128,3 +1128,18 @@ def test_a_closed_client_is_named_with_the_way_out(client, data):
     assert ranker.score(dX, dy, groups=dq) == pytest.approx(
         ranker.to_local().score(X, y, groups=qid), abs=1e-12
     )
+
+
+def test_a_default_fit_predict_and_score_log_no_warnings(client, data, caplog):
+    """distributed's p2p shuffle logged two WARNING lines per shuffle on the
+    scheduler ("Shuffle ... initialized by task", "deactivated due to
+    stimulus"); the co-location now shuffles with tasks, which logs none."""
+    import logging
+
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=len(X) // 4 + 1)  # chunks cut through queries
+    with caplog.at_level(logging.WARNING, logger="distributed"):
+        ranker = skd.DaskLambdaRankRanker(max_iter=2, random_state=0).fit(dX, dy, groups=dq)
+        ranker.predict(dX).compute()
+        ranker.score(dX, dy, groups=dq)
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("distributed")] == []

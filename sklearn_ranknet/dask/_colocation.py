@@ -198,7 +198,10 @@ def _colocated(frame, partitioned_by_query):
     """The frame's partitions (delayed), each holding whole queries: shuffled
     on the query id unless the caller says they already do."""
     if not partitioned_by_query and frame.npartitions > 1:
-        frame = frame.shuffle(on=_QID, ignore_index=True)
+        # The task shuffle: distributed's p2p shuffle logs two WARNING lines
+        # per shuffle on the scheduler, and was no faster here (see
+        # docs/benchmarks.md, "Dask").
+        frame = frame.shuffle(on=_QID, ignore_index=True, shuffle_method="tasks")
     return list(frame.to_delayed())
 
 
