@@ -577,7 +577,7 @@ class BaseRanker(BaseEstimator):
         data = arranged.with_objective(make_objective)
         if validation is not None:
             validation = validation_set(
-                self, validation, X.dtype, make_objective,
+                self, validation, X.dtype,
                 exponential_gain=self._uses_exponential_gain() and not linear_gain, remedy=label_remedy(self),
             )
         warn_if_nothing_to_learn(

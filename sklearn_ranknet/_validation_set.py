@@ -52,10 +52,11 @@ def validation_input(ranker, X_val, y_val, groups_val, sample_weight_val):
     return ValidationInput(X_val, y_val, groups_val, sample_weight_val)
 
 
-def validation_set(ranker, given, dtype, make_objective, exponential_gain, remedy):
+def validation_set(ranker, given, dtype, exponential_gain, remedy):
     """``given`` (a :class:`ValidationInput`) validated against the
     ``ranker`` being fitted (its ``n_features_in_``), in ``dtype`` (the
-    training rows'), arranged as a ``TrainingSet`` for ``make_objective``."""
+    training rows'; None keeps its own), arranged as a ``TrainingSet`` (of
+    no objective: it is only scored)."""
     from ._base import _summed_duplicates  # the one canonical-CSR rule
     from ._training import TrainingSet
 
@@ -67,7 +68,9 @@ def validation_set(ranker, given, dtype, make_objective, exponential_gain, remed
             f"X_val has {X.shape[1]} features, but the training X has {ranker.n_features_in_}; "
             "give the validation rows the training rows' columns."
         )
-    X = _summed_duplicates(X).astype(dtype, copy=False)
+    X = _summed_duplicates(X)
+    if dtype is not None:
+        X = X.astype(dtype, copy=False)
     y = float_column(given.y, "y_val")
     if len(y) != X.shape[0]:
         raise ValueError(f"y_val has {len(y)} labels but X_val has {X.shape[0]} rows; give one per row.")
@@ -87,4 +90,4 @@ def validation_set(ranker, given, dtype, make_objective, exponential_gain, remed
         if np.ndim(weights) and len(weights) and not np.any(np.asarray(weights, dtype=float) > 0):
             raise ValueError("sample_weight_val weighs every validation query 0; there is nothing to score.")
         weights = _check_sample_weight(weights, X, ensure_non_negative=True)
-    return TrainingSet.from_input(X, y, groups, None, weights).with_objective(make_objective)
+    return TrainingSet.from_input(X, y, groups, None, weights)

@@ -140,7 +140,9 @@ def test_clone_keeps_metadata_requests(client):
         ranker.set_score_request(groups=False)
         cloned = clone(ranker)
         assert cloned.client is client
-        assert cloned.get_metadata_routing().fit.requests == {"groups": False, "sample_weight": True}
+        requests = cloned.get_metadata_routing().fit.requests
+        assert requests == {"groups": False, "sample_weight": True, **dict.fromkeys(
+            ("X_val", "y_val", "groups_val", "sample_weight_val"))}  # the validation set: not requested
         assert cloned.get_metadata_routing().score.requests["groups"] is False
         # The clone's requests are its own.
         cloned.set_fit_request(sample_weight=False)
@@ -1143,3 +1145,22 @@ def test_a_default_fit_predict_and_score_log_no_warnings(client, data, caplog):
         ranker.predict(dX).compute()
         ranker.score(dX, dy, groups=dq)
     assert [r.getMessage() for r in caplog.records if r.name.startswith("distributed")] == []
+
+
+def test_a_validation_set_of_the_users_is_scored_on_the_client(client, data):
+    """fit(X_val=...): early stopping on the given rows, as in memory; its
+    best score is the NDCG@10 of the kept model on them, at any size."""
+    from sklearn_ranknet.metrics import ndcg_score
+
+    X, y, qid = data
+    train, val = qid < 90, qid >= 90
+    dX, dy, dq = chunked(X[train], y[train], qid[train], chunks=300)
+    ranker = skd.DaskLambdaRankRanker(max_iter=6, random_state=0, hidden_layer_sizes=(8,))
+    # A dask collection or an array: both are read into the client's memory.
+    ranker.fit(dX, dy, groups=dq, X_val=da.from_array(X[val]), y_val=y[val], groups_val=qid[val])
+    assert ranker.early_stopping_ is True and len(ranker.validation_scores_) == ranker.n_iter_
+    expected = ndcg_score(y[val], ranker.to_local().predict(X[val]), groups=qid[val], k=10)
+    assert ranker.best_validation_score_ == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(ValueError, match="early_stopping=False"):
+        skd.DaskLambdaRankRanker(early_stopping=False).fit(dX, dy, groups=dq, X_val=X[val], y_val=y[val],
+                                                           groups_val=qid[val])

@@ -25,10 +25,17 @@ from .._ranknet import RankNetRanker
 from .._training import SCORE_K
 from .._twins import announce
 from .._validation import label_remedy
+from .._validation_set import validation_input, validation_set
 from . import _training
 from ._colocation import _Y, _colocated, _computed, _get_client, _is_dask, _numpy_dtype, _zipped
 from ._docs import _docstring
 from ._metrics import _query_mean
+
+
+def _in_memory(value):
+    """A validation input in the client's memory: a dask collection computed."""
+    return value.compute() if _is_dask(value) else value
+
 
 def _predict_rows(rows, model, dtype):
     # A partition may be empty (filtered data); the model refuses 0 rows.
@@ -121,7 +128,10 @@ class _DaskRanker:
     def partial_fit(self, X, y, groups=None, sample_weight=None):  # pragma: no cover
         """Not available (see :meth:`to_local`)."""
 
-    def fit(self, X, y, groups=None, sample_weight=None, **unexpected):
+    def fit(
+        self, X, y, groups=None, sample_weight=None, *, X_val=None, y_val=None, groups_val=None,
+        sample_weight_val=None, **unexpected,
+    ):
         """Fit the ranker on a Dask cluster.
 
         Parameters
@@ -138,6 +148,11 @@ class _DaskRanker:
             one query (and warns).
         sample_weight : dask Array or Series of shape (n_samples,), default=None
             Query weights, constant within a query.
+        X_val, y_val, groups_val, sample_weight_val : arrays or dask collections, default=None
+            A validation set for early stopping, as in the in-memory
+            ranker's ``fit``: small enough for the client's memory (dask
+            collections are computed), it is scored there after every
+            epoch instead of queries held out of the shards.
         **unexpected : dict
             No other keyword argument is taken. LightGBM's and XGBoost's
             (``group=``, ``qid=``, ``eval_set=``) get a ``TypeError`` that
@@ -178,12 +193,17 @@ class _DaskRanker:
             first_call = not hasattr(self, "_model")
             if not first_call:
                 self._check_same_network()  # warm_start continues the fitted network
+            given = validation_input(self, *(_in_memory(v) for v in (X_val, y_val, groups_val, sample_weight_val)))
             shards = self._shards(client, X, y, groups, sample_weight, first_call)
+            validation = None if given is None else validation_set(
+                self, given, None, exponential_gain=self._uses_exponential_gain(), remedy=label_remedy(self),
+            )
             history = self._history()
             request = _training.FitRequest(
                 params=self._local_params(), rules=self._AUTO, n_features=self.n_features_in_,
                 model=None if first_call else self._model, state=self._fit_state, history=history,
                 objective_factory=self._objective_factory, partitioned_by_query=self.partitioned_by_query,
+                validation=validation,
             )
             model, resolved, self._fit_timings = _training.fit(client, shards, request)
             self._publish(model, history, resolved)

@@ -50,7 +50,8 @@ from .._model import FitState, RankingModel
 from .._resolve import DataShape, resolve
 from .._training import (
     SCORE_K, EpochMonitor, Options, TrainingSet, _check_finite, _epoch_batches, _loss_sample, _scores, _step,
-    l2_strength, new_optimizer, noise_table, pool_has_work, query_costs, split_validation, weighted_queries,
+    l2_strength, new_optimizer, noise_table, pool_has_work, query_costs, split_validation, validation_score,
+    weighted_queries,
 )
 from .._validation import check_relevance_labels, shown
 from ..metrics import ndcg_per_query
@@ -467,6 +468,9 @@ class FitRequest:
     history: object
     objective_factory: object = None
     partitioned_by_query: bool = False
+    #: The user's validation set (``fit(X_val=...)``), in memory on the
+    #: client: a ``TrainingSet`` that early stopping scores there.
+    validation: object = None
 
 
 def fit(client, shards, request):
@@ -484,7 +488,8 @@ def fit(client, shards, request):
     started = time.perf_counter()
     options = plan.options
     monitor = EpochMonitor(
-        request.history, plan.val is not None, plan.resolved.n_iter_no_change, options.tol, options.verbose
+        request.history, plan.val is not None or plan.given_val is not None, plan.resolved.n_iter_no_change,
+        options.tol, options.verbose,
     )
     _by_averaging(plan.model, request.state, client, plan, monitor)
     timings["train_s"] = time.perf_counter() - started
@@ -525,6 +530,7 @@ class _Plan:
         self.resolved = resolve(
             params, request.rules, DataShape(counted.n_rows, counted.n_queries, dtype=self.dtype), distributed=True,
             fitted_widths=None if first_call else request.model.hidden_layer_sizes,
+            validation_given=request.validation is not None,
         )
         self.options = Options.of(params, self.resolved)
         if first_call:
@@ -536,9 +542,12 @@ class _Plan:
         else:
             self.model = request.model
         self.n_rows = counted.n_rows
+        # The user's validation set is scored here, on the client; without
+        # one, early stopping holds queries out of the shards.
+        self.given_val, self.state = request.validation, state
         self.train, self.val = (
             split_validation(table, params["validation_fraction"], state.random_state, None)
-            if self.resolved.early_stopping else (table, None)
+            if self.resolved.early_stopping and self.given_val is None else (table, None)
         )
         self.loss = _loss_sample(self.train, state.random_state, None)
         state.l2 = l2_strength(self.resolved.alpha, self.train)
@@ -567,6 +576,8 @@ class _Plan:
         (so that the means add up in the in-memory order)."""
         costs = self.loss.in_order([c for c, _ in evaluations])
         value = self.loss.mean_of(costs) + _network.l2_penalty(model.coefs, l2)
+        if self.given_val is not None:
+            return value, validation_score(model, self.state, self.given_val, self.gain)
         if self.val is None:
             return value, None
         scores = self.val.in_order([v for _, v in evaluations])
