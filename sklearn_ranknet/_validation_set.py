@@ -7,7 +7,7 @@ queries out of the training data, at any size."""
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import _check_sample_weight, check_array
+from sklearn.utils.validation import _check_feature_names, _check_sample_weight, check_array
 
 from ._metadata_columns import metadata_columns, merge_groups, split_columns
 from ._validation import check_finite_features, check_relevance_labels, float_column
@@ -60,6 +60,8 @@ def validation_set(ranker, given, dtype, exponential_gain, remedy):
     from ._base import _summed_duplicates  # the one canonical-CSR rule
     from ._training import TrainingSet
 
+    # The names predict checks: a DataFrame X_val must have the training X's columns.
+    _check_feature_names(ranker, given.X, reset=False)
     X = check_array(given.X, accept_sparse="csr", dtype=(np.float64, np.float32), ensure_all_finite=False,
                     input_name="X_val")
     check_finite_features(X, type(ranker).__name__)

@@ -137,3 +137,14 @@ def test_lbfgs_refuses_a_validation_set(split):
     X, y, qid, X_val, y_val, qid_val = split
     with pytest.raises(ValueError, match="needs a stochastic solver"):
         RankNetRanker(solver="lbfgs", max_iter=5).fit(X, y, qid, X_val=X_val, y_val=y_val, groups_val=qid_val)
+
+
+def test_x_val_columns_are_checked_as_predict_checks_them(split):
+    pd = pytest.importorskip("pandas")
+    X, y, qid, X_val, y_val, qid_val = split
+    names = [f"f{i}" for i in range(X.shape[1])]
+    frame, frame_val = pd.DataFrame(X, columns=names), pd.DataFrame(X_val, columns=names)
+    ranker = LambdaRankRanker(**PARAMS).fit(frame, y, qid, X_val=frame_val, y_val=y_val, groups_val=qid_val)
+    assert list(ranker.feature_names_in_) == names
+    with pytest.raises(ValueError, match="feature names should match"):
+        LambdaRankRanker(**PARAMS).fit(frame, y, qid, X_val=frame_val[names[::-1]], y_val=y_val, groups_val=qid_val)
