@@ -264,6 +264,8 @@ class BaseRanker(BaseEstimator):
         rates; with ``known`` propensities, one fit on the rates they
         correct."""
         feature_names = _get_feature_names(X)  # check_array drops them; the fits below see arrays
+        if validation is not None and feature_names is not None:
+            validation = _validation_rows_of(validation, feature_names)
         X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32), ensure_all_finite=False)
         check_finite_features(X, type(self).__name__)
         X = _summed_duplicates(X)
@@ -694,6 +696,21 @@ class BaseRanker(BaseEstimator):
                 'early_stopping needs a stochastic solver ("adam" or "sgd"); '
                 "L-BFGS stops on its own tolerance (tol) or at max_iter."
             )
+
+
+def _validation_rows_of(validation, feature_names):
+    """The validation input of a click-log fit, whose fits see arrays: a
+    DataFrame ``X_val`` checked against the training columns, as
+    ``predict`` checks them, then handed on as its values."""
+    names = _get_feature_names(validation.X)
+    if names is None:
+        return validation
+    if not np.array_equal(names, feature_names):
+        raise ValueError(
+            "The feature names should match those that were passed during fit: X_val's columns "
+            f"{list(names)[:10]} differ from X's {list(feature_names)[:10]}."
+        )
+    return dataclasses.replace(validation, X=validation.X.to_numpy())
 
 
 def _summed_duplicates(X):

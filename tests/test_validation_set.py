@@ -4,6 +4,7 @@ validation set the user gives, as HistGradientBoostingRegressor takes it."""
 import numpy as np
 import pytest
 from sklearn import config_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -148,3 +149,25 @@ def test_x_val_columns_are_checked_as_predict_checks_them(split):
     assert list(ranker.feature_names_in_) == names
     with pytest.raises(ValueError, match="feature names should match"):
         LambdaRankRanker(**PARAMS).fit(frame, y, qid, X_val=frame_val[names[::-1]], y_val=y_val, groups_val=qid_val)
+
+
+def test_a_click_log_fit_checks_a_dataframe_x_val_without_warning(split):
+    """The click-log fits train on arrays: a DataFrame X_val is checked
+    against the training columns once, not warned about as "fitted
+    without feature names"."""
+    import warnings
+
+    pd = pytest.importorskip("pandas")
+    X, y, qid, X_val, y_val, qid_val = split
+    log = make_clicks(y, qid, X[:, 0], n_sessions=5, max_label=4, random_state=0)
+    names = [f"f{i}" for i in range(X.shape[1])]
+    frame, frame_val = pd.DataFrame(X[log.rows], columns=names), pd.DataFrame(X_val, columns=names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ranker = LambdaRankRanker(**PARAMS).fit(frame, log.clicks, log.sessions, positions=log.positions,
+                                                X_val=frame_val, y_val=y_val, groups_val=qid_val)
+    assert list(ranker.feature_names_in_) == names
+    with pytest.raises(ValueError, match="feature names should match"):
+        LambdaRankRanker(**PARAMS).fit(frame, log.clicks, log.sessions, positions=log.positions,
+                                       X_val=frame_val[names[::-1]], y_val=y_val, groups_val=qid_val)
