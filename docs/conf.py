@@ -101,6 +101,8 @@ sphinx_gallery_conf = {
     "show_memory": False,
     "default_thumb_file": None,
     "capture_repr": ("_repr_html_", "__repr__"),
+    # Its page loads jQuery and DataTables from CDNs: the site stays offline.
+    "write_computation_times": False,
 }
 
 # -- HTML --------------------------------------------------------------------

@@ -9,6 +9,8 @@ queries, passes ``groups`` (and ``sample_weight``) on to them, and averages
 their scores.
 """
 
+import threading
+import time
 from numbers import Integral
 
 import numpy as np
@@ -97,6 +99,10 @@ class BaggingRanker(BaseEstimator):
         was shown at, as the rankers' ``position_column``: the members get
         the other features, with the positions as ``positions``. Set it
         here or on ``estimator``, not both. See :ref:`clicks`.
+    verbose : bool, default=False
+        Print a line as each member is fitted: its number, fit time and
+        epochs (members trained in one pass: the pass's time, then a line
+        per member). The members' own ``verbose`` prints their epochs.
 
     Attributes
     ----------
@@ -123,8 +129,8 @@ class BaggingRanker(BaseEstimator):
     metadata routing on, what they request. With routing off a Pipeline
     cannot take ``groups``: turn routing on to bag a Pipeline with query ids.
     Unlike ``BaggingRegressor``, there is no ``max_samples``,
-    ``max_features``, ``bootstrap_features``, ``oob_score``, ``warm_start``
-    or ``verbose``; instead of ``warm_start``, with an int ``random_state`` a
+    ``max_features``, ``bootstrap_features``, ``oob_score`` or
+    ``warm_start``; instead of ``warm_start``, with an int ``random_state`` a
     larger ``n_estimators`` gives the members of a smaller one, followed by
     new ones. ``score`` is the mean NDCG@10 over queries, not R².
 
@@ -167,11 +173,12 @@ class BaggingRanker(BaseEstimator):
         "random_state": ["random_state"],
         "query_column": METADATA_COLUMN_CONSTRAINT,
         "position_column": METADATA_COLUMN_CONSTRAINT,
+        "verbose": ["verbose"],
     }
 
     def __init__(
         self, estimator=None, n_estimators=5, *, bootstrap=False, n_jobs=None, random_state=None,
-        query_column=None, position_column=None,
+        query_column=None, position_column=None, verbose=False,
     ):
         self.estimator = estimator
         self.n_estimators = n_estimators
@@ -180,6 +187,7 @@ class BaggingRanker(BaseEstimator):
         self.random_state = random_state
         self.query_column = query_column
         self.position_column = position_column
+        self.verbose = verbose
 
     def _get_estimator(self):
         return LambdaRankRanker() if self.estimator is None else self.estimator
@@ -306,11 +314,12 @@ class BaggingRanker(BaseEstimator):
         # int(): validate_params takes n_estimators=True (a bool is an
         # Integral) as the rankers take max_iter=True, but randint refuses it.
         seeds = rng.randint(_MAX_SEED, size=int(self.n_estimators))
-        members = _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawable)
+        progress = _Progress(len(seeds)) if self.verbose else None
+        members = _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawable, progress)
         if members is None:
             shared = _protected_rows(X, template)
             members = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(_fit_member)(template, seed, shared, y, fit_params, query_groups, drawable)
+                delayed(_fit_member)(template, seed, shared, y, fit_params, query_groups, drawable, progress)
                 for seed in seeds
             )
         self.estimator_ = template
@@ -442,7 +451,7 @@ class BaggingRanker(BaseEstimator):
         return tags
 
 
-def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawable):
+def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawable, progress=None):
     """The members trained as networks of one pass (``_stack.py``), or None
     when they cannot be: members that are not this package's rankers, or
     whose fits do not stack (L-BFGS, standardized CSR that stays sparse).
@@ -472,6 +481,7 @@ def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawa
         counts.append(multiplicity)
     if not can_stack(runs):
         return None
+    started = time.perf_counter()
     with single_threaded_blas(runs[0].state.n_threads):
         errors = fit_together(runs, counts)
     failed = next((error for error in errors if error is not None), None)
@@ -479,10 +489,12 @@ def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawa
         raise failed
     for member, run in zip(members, runs):
         member._publish(run.published_model, run.history, run.options.resolved)
+    if progress is not None:
+        progress.together(members, time.perf_counter() - started)
     return members
 
 
-def _fit_member(template, seed, X, y, fit_params, query_groups, drawable):
+def _fit_member(template, seed, X, y, fit_params, query_groups, drawable, progress=None):
     """Clone, seed and fit one member; with ``query_groups``, on a bootstrap
     sample of whole queries: as many draws as there are ``drawable`` query
     positions, with replacement."""
@@ -501,7 +513,10 @@ def _fit_member(template, seed, X, y, fit_params, query_groups, drawable):
             # One id per draw: a query drawn twice is two queries.
             fit_params["groups"] = query_of_row(offsets)
         X, y = _safe_indexing(X, rows), y[rows]
+    started = time.perf_counter()
     member.fit(X, y, **fit_params)
+    if progress is not None:
+        progress.fitted(member, time.perf_counter() - started)
     # The optimizer's moments and the weight average serve a later
     # partial_fit, which a bag never makes: without them a member keeps its
     # weights only (a fifth of the memory with Adam's defaults).
@@ -510,6 +525,36 @@ def _fit_member(template, seed, X, y, fit_params, query_groups, drawable):
         if state is not None:
             state.optimizer = state.weight_average = None
     return member
+
+
+class _Progress:
+    """``verbose``'s lines: one per member as it is fitted (members fitted
+    in threads finish in any order), or, for members trained in one pass,
+    the pass and then each member."""
+
+    def __init__(self, n_members):
+        self.n_members, self.done = n_members, 0
+        self.lock = threading.Lock()
+
+    def fitted(self, member, seconds):
+        with self.lock:
+            self.done += 1
+            print(f"BaggingRanker: member {self.done} of {self.n_members} fitted in {seconds:.1f} s"
+                  f"{_epochs(member)}", flush=True)
+
+    def together(self, members, seconds):
+        print(f"BaggingRanker: {len(members)} members trained in one pass in {seconds:.1f} s", flush=True)
+        for i, member in enumerate(members, 1):
+            print(f"BaggingRanker: member {i} of {len(members)}{_epochs(member)}", flush=True)
+
+
+def _epochs(member):
+    """", 41 epochs" (and the best validation score) for a ranker; "" else."""
+    ranker = next((inner for inner in wrapped_chain(member) if hasattr(inner, "n_iter_")), None)
+    if ranker is None:
+        return ""
+    best = getattr(ranker, "best_validation_score_", None)
+    return f", {ranker.n_iter_} epochs" + ("" if best is None else f", best validation NDCG@10 {best:.4f}")
 
 
 def _protected_rows(X, template):

@@ -267,7 +267,7 @@ class BaseRanker(BaseEstimator):
         if validation is not None and feature_names is not None:
             validation = _validation_rows_of(validation, feature_names)
         X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32), ensure_all_finite=False)
-        check_finite_features(X, type(self).__name__)
+        check_finite_features(X, type(self).__name__, self.feature_scaling)
         X = _summed_duplicates(X)
         clicks, positions = check_click_log(float_column(clicks, "y"), positions, X.shape[0], self.position_column)
         log = MergedLog.of(X, clicks, groups, positions, sample_weight)
@@ -385,12 +385,17 @@ class BaseRanker(BaseEstimator):
         check_is_fitted(self, "coefs_")
         return self._predict_features(estimator_features(self, X))
 
+    def _fitted_scaling_kind(self):
+        """The fitted model's ``feature_scaling`` (None without input scaling)."""
+        scaling = self._model.scaling
+        return None if scaling is None else scaling.kind
+
     def _predict_features(self, X):
         """Scores of rows given without their query column."""
         X = _summed_duplicates(validate_data(
             self, X, accept_sparse="csr", dtype=(np.float64, np.float32), reset=False, ensure_all_finite=False,
         ))
-        check_finite_features(X, type(self).__name__)
+        check_finite_features(X, type(self).__name__, self._fitted_scaling_kind())
         return self._model.scores(X)
 
     # The model's parameters, as scikit-learn's MLPs name them.
@@ -447,6 +452,7 @@ class BaseRanker(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = self.feature_scaling is not None
         tags.target_tags.required = True
         tags.target_tags.positive_only = True
         return tags
@@ -513,7 +519,8 @@ class BaseRanker(BaseEstimator):
             self, X, y, accept_sparse="csr", dtype=(np.float64, np.float32), y_numeric=True,
             reset=first_call, ensure_all_finite=False,
         )
-        check_finite_features(X, type(self).__name__)
+        check_finite_features(X, type(self).__name__,
+                              self.feature_scaling if first_call else self._fitted_scaling_kind())
         X = _summed_duplicates(X)
         if not first_call and X.dtype != self._model.dtype:
             # A model keeps the dtype it was first fitted in.
@@ -654,6 +661,7 @@ class BaseRanker(BaseEstimator):
         scaling = model.scaling
         self.feature_mean_ = None if scaling is None else scaling.mean
         self.feature_scale_ = None if scaling is None else scaling.scale
+        self.missing_features_ = None if scaling is None else scaling.indicated.copy()
         if scaling is None or scaling.encoding is None:
             self.bin_edges_ = None
         else:  # as KBinsDiscretizer's: an array of arrays

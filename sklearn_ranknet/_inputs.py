@@ -140,15 +140,37 @@ class InputScaling:
         Its standard deviation; 1 for a constant feature.
     encoding : PiecewiseEncoding or None
         The encoding of ``kind="piecewise"``; None otherwise.
+    indicated : ndarray of shape (n_indicators,) or None
+        The features (columns of ``X``) that had missing values (NaN) in the
+        rows the scaling was fitted on, increasing; each has one more input,
+        its missing indicator (1 where the value is NaN), after the
+        transformed features (or encoded inputs). ``mean`` and ``scale``
+        end with the indicators' statistics. None: no indicator.
+
+    Notes
+    -----
+    A missing value (NaN) gives every input of its feature the value 0 after
+    standardization, that is the input's mean over the training rows that
+    have the feature; the indicator, when the feature has one, tells the
+    network that the value was missing, so the first layer learns what a
+    missing value means (its weights on the indicator). A feature that had
+    no NaN in training still takes NaN at predict: its inputs are then 0.
     """
 
-    def __init__(self, kind, mean, scale, encoding=None):
+    def __init__(self, kind, mean, scale, encoding=None, indicated=None):
         self.kind, self.mean, self.scale, self.encoding = kind, mean, scale, encoding
+        self.indicated = np.zeros(0, dtype=np.int64) if indicated is None else np.asarray(indicated, dtype=np.int64)
 
     @property
     def n_inputs(self):
-        """Inputs of the network: the features, or their encoded inputs."""
+        """Inputs of the network: the features, or their encoded inputs,
+        then the missing indicators."""
         return len(self.mean)
+
+    @property
+    def n_transformed(self):
+        """Inputs before the missing indicators."""
+        return len(self.mean) - len(self.indicated)
 
     @functools.cached_property  # computed once: every minibatch reads it
     def inv_scale(self):
@@ -178,12 +200,21 @@ class InputScaling:
 
     @classmethod
     def from_moments(cls, kind, moments, dtype, encoding=None):
-        """The scaling of ``(count, mean, squares, lowest, highest)`` statistics (see
+        """The scaling of ``(count, mean, squares, lowest, highest, missing)`` statistics (see
         :func:`feature_moments`; those of several row sets merge with
-        :func:`merge_moments`), in ``dtype``."""
-        count, mean, squares, lowest, highest = moments
-        scale = np.sqrt(squares / max(count, 1))
+        :func:`merge_moments`), in ``dtype``. Features with a missing value
+        among the counted rows get an indicator input (see the class)."""
+        count, mean, squares, lowest, highest, missing = moments
+        present = count - missing  # per input: the rows whose value it has
+        scale = np.sqrt(squares / np.maximum(present, 1))
         overflowed = ~(np.isfinite(mean) & np.isfinite(scale))
+        if encoding is not None:
+            # Bins whose edges or width overflow X's dtype: their inputs are
+            # NaN where (x - lower) overflows, which the moments above read
+            # as missing values.
+            n_edges = np.fromiter(map(len, encoding.edges), dtype=np.int64, count=len(encoding.edges))
+            multi_valued = np.repeat(n_edges > 1, encoding._bins_per_feature)
+            overflowed |= ~np.isfinite(encoding.lower) | (multi_valued & ~np.isfinite(encoding.width))
         if lowest is not None:
             # Rows are centred in X's dtype (x - mean, then times 1 / scale):
             # float32 values of both signs near its limit (3.4e38) give a
@@ -224,7 +255,7 @@ class InputScaling:
                 )
         # Constant features are only centred, as StandardScaler does: a
         # spread within the rounding of count additions of the mean is 0.
-        scale[scale <= max(count, 1) * np.finfo(np.float64).eps * np.abs(mean)] = 1.0
+        scale[scale <= np.maximum(present, 1) * np.finfo(np.float64).eps * np.abs(mean)] = 1.0
         # Rows are multiplied by 1 / scale, which a spread below the
         # smallest normal number of the dtype (or 0 once cast) would make
         # infinite: such a feature counts as constant too.
@@ -232,7 +263,9 @@ class InputScaling:
         if flattened.any() and encoding is None:  # the encoding warned when it placed its edges
             _warn_flattened(np.flatnonzero(flattened).tolist(), *_below_normal(dtype))
         scale[scale < np.finfo(dtype).tiny] = 1.0
-        return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding)
+        indicated, indicator_mean, indicator_scale = _indicator_moments(count, missing, encoding)
+        mean, scale = np.concatenate([mean, indicator_mean]), np.concatenate([scale, indicator_scale])
+        return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding, indicated)
 
     def rows(self, X, index, dtype=None):
         """The rows of ``X`` at ``index`` as the network takes them: a new
@@ -253,6 +286,7 @@ class InputScaling:
                 X, index = np.require(X[index], requirements=["C", "W"]), slice(None)
             rows = np.arange(*index.indices(X.shape[0])) if isinstance(index, slice) else index
             block = np.empty((len(rows), self.n_inputs), dtype=dtype)
+            # The kernels fill the transformed inputs (the first columns).
             if self.encoding is None:
                 _gather_standardized(X, rows, self.mean, self.inv_scale, block)
             else:
@@ -260,14 +294,29 @@ class InputScaling:
                 bounds = np.array([0, 1], dtype=X.dtype)
                 _gather_encoded(X, rows, e.source, e.lower, e.inv_width, e.zero_level, bounds,
                                 self.mean, self.inv_scale, block)
+            if len(self.indicated):
+                indicators = np.isnan(X[np.ix_(rows, self.indicated)]).astype(X.dtype)
+                first = self.n_transformed
+                indicators -= self.mean[first:]
+                indicators *= self.inv_scale[first:]
+                block[:, first:] = indicators
             return block
-        block = transformed_rows(self.kind, X, index, self.encoding)
+        block = transformed_rows(self.kind, X, index, self.encoding, self.indicated)
         if sp.issparse(block):
+            missing = np.isnan(block.data)
+            if missing.any():
+                # At the input's mean, which the folded first layer maps to 0.
+                if np.may_share_memory(block.data, X.data):
+                    block = block.copy()
+                block.data[missing] = self.mean[block.indices[missing]]
             return block.astype(dtype, copy=False)
         if np.may_share_memory(block, X):
             block = block.copy()
         block -= self.mean
         block *= self.inv_scale
+        missing = np.isnan(block)
+        if missing.any():
+            block[missing] = 0.0
         return block.astype(dtype, copy=False)
 
     def network_params(self, X, coefs, intercepts):
@@ -319,11 +368,14 @@ def _gather_standardized(X, rows, mean, inv_scale, out):
     """``out[i] = (X[rows[i]] - mean) * inv_scale``: the gather and the
     standardization in one pass over the rows (numpy's gather, subtract
     and divide are three passes over a minibatch). Same operations in the same
-    order, so the same bits as the numpy path (tested)."""
+    order, so the same bits as the numpy path (tested). A missing value
+    (NaN) gives 0. ``out`` may be wider than ``X`` (its missing indicators
+    come after): only its first columns are written."""
     for i in range(rows.shape[0]):
         source = X[rows[i]]
         for j in range(source.shape[0]):
-            out[i, j] = (source[j] - mean[j]) * inv_scale[j]
+            value = source[j]
+            out[i, j] = (value - mean[j]) * inv_scale[j] if value == value else 0.0
 
 
 @jit(in_order=True)
@@ -332,7 +384,9 @@ def _gather_encoded(X, rows, source, lower, inv_width, zero_level, bounds, mean,
     piecewise encoding and the standardization in one pass (numpy takes
     six passes over a block several times wider than the rows). The same
     operations in the same order as the numpy path, in X's dtype (``bounds``
-    holds 0 and 1 in it), so the same bits (tested)."""
+    holds 0 and 1 in it), so the same bits (tested). A missing value (NaN)
+    gives its inputs 0; only the first ``len(source)`` columns of ``out``
+    are written (its missing indicators come after)."""
     zero, one = bounds[0], bounds[1]
     for i in range(rows.shape[0]):
         source_row, encoded = X[rows[i]], out[i]
@@ -341,22 +395,25 @@ def _gather_encoded(X, rows, source, lower, inv_width, zero_level, bounds, mean,
         for c in range(source.shape[0]):
             encoded[c] = source_row[source[c]]
         for c in range(source.shape[0]):
-            fraction = (encoded[c] - lower[c]) * inv_width[c]
+            value = encoded[c]
+            fraction = (value - lower[c]) * inv_width[c]
             fraction = min(max(fraction, zero), one)
-            encoded[c] = ((fraction - zero_level[c]) - mean[c]) * inv_scale[c]
+            encoded[c] = ((fraction - zero_level[c]) - mean[c]) * inv_scale[c] if value == value else zero
 
 
 def feature_moments(kind, X, rows=None, encoding=None):
-    """``(count, mean, squares, lowest, highest)`` of the transformed rows
-    ``X[rows]`` (all rows with ``rows=None``) in float64: the number of
+    """``(count, mean, squares, lowest, highest, missing)`` of the transformed
+    rows ``X[rows]`` (all rows with ``rows=None``) in float64: the number of
     rows, each feature's (each encoded input's) mean and its sum of squared
-    deviations, read block by block, and each feature's smallest and largest
-    value (None for encoded inputs, which span [-1, 1]): a feature may vary
-    by so little (below ~1e-154) that its squared deviations underflow to 0,
-    and only its range tells it from a constant one."""
+    deviations over the rows where it is not missing, read block by block,
+    each feature's smallest and largest value (None for encoded inputs,
+    which span [-1, 1]): a feature may vary by so little (below ~1e-154)
+    that its squared deviations underflow to 0, and only its range tells it
+    from a constant one; and the number of rows where each input is missing
+    (NaN), an array, or the int 0 when none is."""
     n_rows = X.shape[0] if rows is None else len(rows)
     n_inputs = X.shape[1] if encoding is None else encoding.n_inputs
-    moments = (0, np.zeros(n_inputs), np.zeros(n_inputs), None, None)
+    moments = (0, np.zeros(n_inputs), np.zeros(n_inputs), None, None, 0)
     step = block_rows(n_inputs)
     if stays_sparse(X):
         # Each block also costs a pass over every input (its mean, squares
@@ -373,54 +430,118 @@ def feature_moments(kind, X, rows=None, encoding=None):
             block = transformed_rows(kind, X, slice(start, stop) if rows is None else rows[start:stop], encoding)
             extremes = (None, None) if encoding is not None else (_column_extreme(block, "min"),
                                                                    _column_extreme(block, "max"))
-            moments = merge_moments(moments, (stop - start, *_mean_and_squares(block), *extremes))
+            mean, squares, missing = _mean_and_squares(block)
+            moments = merge_moments(moments, (stop - start, mean, squares, *extremes, missing))
     return moments
 
 
 def _column_extreme(block, which):
     """Each column's smallest or largest value (the implicit zeros of CSR
-    included)."""
-    extreme = getattr(block, which)(axis=0)
-    return np.asarray(extreme.toarray() if sp.issparse(extreme) else extreme, dtype=np.float64).ravel()
+    included), missing values (NaN) left out; 0 for a column of NaN only."""
+    values = block.data if sp.issparse(block) else block
+    if not np.isnan(values).any():
+        extreme = getattr(block, which)(axis=0)
+        return np.asarray(extreme.toarray() if sp.issparse(extreme) else extreme, dtype=np.float64).ravel()
+    pick = np.fmin if which == "min" else np.fmax  # (they skip NaN)
+    if not sp.issparse(block):
+        extreme = pick.reduce(np.asarray(block, dtype=np.float64), axis=0)
+    else:
+        present = ~np.isnan(block.data)
+        extreme = np.full(block.shape[1], np.nan)
+        pick.at(extreme, block.indices[present], block.data[present].astype(np.float64))
+        implicit = np.bincount(block.indices, minlength=block.shape[1]) < block.shape[0]
+        extreme[implicit] = pick(extreme[implicit], 0.0)
+    extreme[np.isnan(extreme)] = 0.0
+    return extreme
 
 
 def merge_moments(a, b):
-    """``(count, mean, squares, lowest, highest)`` of the union of two sets
-    of rows, from theirs (Chan, Golub and LeVeque's pairwise update; the
-    extremes may be None, as for encoded inputs)."""
-    (n_a, mean_a, squares_a, lowest_a, highest_a), (n_b, mean_b, squares_b, lowest_b, highest_b) = a, b
+    """``(count, mean, squares, lowest, highest, missing)`` of the union of
+    two sets of rows, from theirs (Chan, Golub and LeVeque's pairwise update,
+    over the rows where each input is present; the extremes may be None, as
+    for encoded inputs)."""
+    (n_a, mean_a, squares_a, lowest_a, highest_a, missing_a) = a
+    (n_b, mean_b, squares_b, lowest_b, highest_b, missing_b) = b
     if n_b == 0:
         return a
-    total = n_a + n_b
+    count, missing = n_a + n_b, missing_a + missing_b
     delta = mean_b - mean_a
-    mean = mean_a + delta * (n_b / total)
-    squares = squares_a + squares_b + delta**2 * (n_a * n_b / total)
-    return total, mean, squares, _extreme(np.minimum, lowest_a, lowest_b), _extreme(np.maximum, highest_a, highest_b)
+    if np.isscalar(missing) and missing == 0:
+        total = count
+        mean = mean_a + delta * (n_b / total)
+        squares = squares_a + squares_b + delta**2 * (n_a * n_b / total)
+    else:  # per input, over its present values; an input missing from both stays at 0
+        present_a, present_b = n_a - missing_a, n_b - missing_b
+        total = present_a + present_b
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = mean_a + np.where(total > 0, delta * (present_b / total), 0.0)
+            squares = squares_a + squares_b + np.where(total > 0, delta**2 * (present_a * present_b / total), 0.0)
+    lowest, highest = _extreme(np.minimum, lowest_a, lowest_b), _extreme(np.maximum, highest_a, highest_b)
+    return count, mean, squares, lowest, highest, missing
 
 
 def _extreme(pick, a, b):
     return b if a is None else a if b is None else pick(a, b)
 
 
-def transformed_rows(kind, X, index, encoding=None):
+def transformed_rows(kind, X, index, encoding=None, indicated=None):
     """``X[index]`` with the elementwise part of ``kind`` applied (on a copy:
-    ``X`` is never modified), or encoded by ``encoding``; CSR too dense to
-    stay sparse is gathered dense (:func:`gather_rows`)."""
+    ``X`` is never modified), or encoded by ``encoding``, then the missing
+    indicators of the features ``indicated`` (when given and not empty;
+    see :func:`missing_indicators`); missing values stay NaN. CSR too dense
+    to stay sparse is gathered dense (:func:`gather_rows`)."""
     block = gather_rows(X, index)
+    indicators = missing_indicators(block, indicated) if indicated is not None and len(indicated) else None
     if kind == "piecewise":
-        return encoding.transform(block)
-    if kind == "log1p":
+        block = encoding.transform(block)
+    elif kind == "log1p":
         stored = block.data if sp.issparse(block) else block
         if np.may_share_memory(stored, X.data if sp.issparse(X) else X):
             block = block.copy()
         signed_log1p(block)
-    return block
+    if indicators is None:
+        return block
+    if sp.issparse(block):
+        return sp.hstack([block, indicators], format="csr")
+    return np.hstack([block, indicators])
+
+
+def missing_indicators(block, indicated):
+    """1 where the value of feature ``indicated[j]`` of a dense or CSR row
+    block is missing (NaN), 0 elsewhere: an array (or CSR for CSR) of shape
+    (n_rows, len(indicated)) in the block's dtype."""
+    if not sp.issparse(block):
+        return np.isnan(block[:, indicated]).astype(block.dtype)
+    columns = sp.csr_matrix(block)[:, indicated]
+    columns.data = np.isnan(columns.data).astype(block.dtype)
+    columns.eliminate_zeros()
+    return columns
+
+
+def _indicator_moments(count, missing, encoding):
+    """The features with a missing value among ``count`` rows (from the
+    inputs' ``missing`` counts, see :func:`feature_moments`), and the mean
+    and standard deviation of their indicators (a share p of ones: p and
+    sqrt(p (1 - p)); 1 where that is 0, as for a constant input)."""
+    none = np.zeros(0)
+    if np.isscalar(missing):
+        return np.zeros(0, dtype=np.int64), none, none
+    per_feature = np.asarray(missing) if encoding is None else np.asarray(missing)[encoding.offsets[:-1]]
+    indicated = np.flatnonzero(per_feature > 0)
+    share = per_feature[indicated] / max(count, 1)
+    scale = np.sqrt(share * (1.0 - share))
+    scale[scale < np.finfo(np.float32).tiny] = 1.0
+    return indicated, share, scale
 
 
 def _mean_and_squares(block):
     """Column means and sums of squared deviations of a dense or CSR block,
-    in float64."""
+    in float64, over each column's present (not NaN) values, and each
+    column's number of NaN (the int 0 when the block has none)."""
     n = block.shape[0]
+    values = block.data if sp.issparse(block) else block
+    if np.isnan(values).any():
+        return _mean_and_squares_with_missing(block)
     if sp.issparse(block):
         block = sp.csr_matrix(block, dtype=np.float64)
         mean = np.asarray(block.sum(axis=0)).ravel() / n
@@ -428,10 +549,32 @@ def _mean_and_squares(block):
         deviations = block.data - mean[block.indices]
         squares = np.bincount(block.indices, weights=deviations**2, minlength=block.shape[1])
         n_zero = n - np.bincount(block.indices, minlength=block.shape[1])
-        return mean, squares + n_zero * mean**2
+        return mean, squares + n_zero * mean**2, 0
     block = np.asarray(block, dtype=np.float64)
     mean = block.mean(axis=0)
-    return mean, ((block - mean) ** 2).sum(axis=0)
+    return mean, ((block - mean) ** 2).sum(axis=0), 0
+
+
+def _mean_and_squares_with_missing(block):
+    """:func:`_mean_and_squares` of a block that holds NaN."""
+    n, n_columns = block.shape
+    if sp.issparse(block):
+        block = sp.csr_matrix(block, dtype=np.float64)
+        present = ~np.isnan(block.data)
+        columns, values = block.indices[present], block.data[present]
+        missing = np.bincount(block.indices[~present], minlength=n_columns)
+        count = n - missing
+        mean = np.bincount(columns, weights=values, minlength=n_columns) / np.maximum(count, 1)
+        squares = np.bincount(columns, weights=(values - mean[columns]) ** 2, minlength=n_columns)
+        n_zero = n - np.bincount(block.indices, minlength=n_columns)  # stored NaN are no zeros
+        return mean, squares + n_zero * mean**2, missing
+    block = np.asarray(block, dtype=np.float64)
+    absent = np.isnan(block)
+    missing = absent.sum(axis=0)
+    filled = np.where(absent, 0.0, block)
+    mean = filled.sum(axis=0) / np.maximum(n - missing, 1)
+    deviations = np.where(absent, 0.0, block - mean)
+    return mean, (deviations**2).sum(axis=0), missing
 
 
 class PiecewiseEncoding:
@@ -623,7 +766,14 @@ def _column_quantiles(X, sample, levels):
     step = max(8, BLOCK_VALUES // max(len(sample), 1))
     for start in range(0, X.shape[1], step):
         block = X[sample, start:start + step].astype(np.float64)
-        yield from np.quantile(block, levels, axis=0).T
+        if not np.isnan(block).any():
+            yield from np.quantile(block, levels, axis=0).T
+            continue
+        with warnings.catch_warnings():  # "All-NaN slice": such a column is read as 0
+            warnings.simplefilter("ignore", RuntimeWarning)
+            quantiles = np.nanquantile(block, levels, axis=0).T
+        quantiles[np.isnan(quantiles)] = 0.0
+        yield from quantiles
 
 
 def _sparse_column_quantiles(X, sample, levels):
@@ -651,6 +801,8 @@ def _sparse_column_quantiles(X, sample, levels):
     values = columns.data[order].astype(np.float64)
     n_negative = np.bincount(column_of[values < 0], minlength=n_columns)
     n_implicit = n_rows - counts
+    # Columns with missing values (NaN) take np.nanquantile, below.
+    with_missing = np.bincount(column_of[np.isnan(values)], minlength=n_columns) > 0
 
     at = levels * (n_rows - 1)
     near = np.clip(np.floor(at).astype(np.int64)[:, None] + np.arange(-1, 3), 0, n_rows - 1).ravel()
@@ -673,8 +825,15 @@ def _sparse_column_quantiles(X, sample, levels):
         settled = (statistics == quantiles[:, :, None]).all(axis=2)
         quantiles[:, ends] = order_statistic(np.broadcast_to(np.rint(at[ends]).astype(np.int64), (n_chunk, len(ends))))
         settled[:, ends] = True
+        settled[with_missing[chunk]] = False
         for j in np.flatnonzero(~settled.all(axis=1)):
             column = chunk.start + j
             stored = values[starts[column]:starts[column] + counts[column]]
-            quantiles[j] = np.quantile(np.concatenate([stored, np.zeros(n_implicit[column])]), levels)
+            column_values = np.concatenate([stored, np.zeros(n_implicit[column])])
+            if not with_missing[column]:
+                quantiles[j] = np.quantile(column_values, levels)
+            elif np.isnan(column_values).all():
+                quantiles[j] = 0.0  # as for a dense column of NaN only
+            else:
+                quantiles[j] = np.nanquantile(column_values, levels)
         yield from quantiles

@@ -90,7 +90,8 @@ class ListNetRanker(BaseRanker):
         feature into one input per quantile bin (``bin_edges_``), then
         standardizes; "standard" standardizes; "log1p" maps x to
         sign(x) * log1p(|x|), then standardizes; None uses X as given. See
-        :ref:`feature-scaling`.
+        :ref:`feature-scaling`. The scaling learns from missing values (NaN
+        in X): see :ref:`missing-values`. None refuses them.
     dropout : float in [0, 1), default=0.0
         Probability of dropping each hidden unit during training (inverted
         dropout: ``predict`` uses every unit). No effect on a linear model;
@@ -188,8 +189,9 @@ class ListNetRanker(BaseRanker):
         Names of features seen during ``fit``. Defined only when X has
         feature names that are all strings.
     feature_mean_ : ndarray of shape (n_inputs,) or None
-        Mean of each input of the network (a feature, or a bin of one) over
-        the training rows; None without ``feature_scaling``.
+        Mean of each input of the network (a feature, or a bin of one, then
+        the missing indicators) over the training rows; None without
+        ``feature_scaling``.
     feature_scale_ : ndarray of shape (n_inputs,) or None
         Standard deviation of each input (1 for a constant one); ``coefs_[0]``
         applies to the standardized inputs.
@@ -197,6 +199,11 @@ class ListNetRanker(BaseRanker):
         With ``feature_scaling="piecewise"``, the distinct bin edges of each
         feature (quantiles of the training rows); a feature with m + 1 edges
         has m inputs. None otherwise.
+    missing_features_ : ndarray of shape (n_missing_features,) or None
+        The features that had missing values (NaN) in the training rows the
+        scaling read, in increasing order. Each has a missing indicator, one
+        input after all the others (the last rows of ``coefs_[0]``). None
+        without ``feature_scaling``.
     position_propensities_ : ndarray of shape (n_positions,) or None
         After a fit on a click log (``fit(..., positions=...)``), the
         estimated chance that a user examines each rank 1..n_positions,

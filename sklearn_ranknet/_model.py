@@ -150,7 +150,9 @@ class RankingModel:
             # Dense rows without scaling: one product (numpy widens float32
             # rows in it, exactly). CSR that stays sparse: one sparse product.
             if (scaling is None and not sp.issparse(X)) or (
-                stays_sparse(X) and (scaling is None or scaling.kind == "standard")
+                stays_sparse(X) and (scaling is None or (
+                    scaling.kind == "standard" and not len(scaling.indicated) and not np.isnan(X.data).any()
+                ))
             ):
                 return _finite_scores(_network.predict_scores(X, coefs, intercepts, self.activation))
             # Rows as fit reads them: scaled rows and CSR too dense to stay

@@ -77,6 +77,8 @@ def _same_scaling(a, b):
         return a is b
     if a.kind != b.kind or not np.array_equal(a.mean, b.mean) or not np.array_equal(a.scale, b.scale):
         return False
+    if not np.array_equal(a.indicated, b.indicated):
+        return False
     if a.encoding is None or b.encoding is None:
         return a.encoding is b.encoding
     return all(np.array_equal(x, y) for x, y in zip(a.encoding.edges, b.encoding.edges))

@@ -136,22 +136,25 @@ def shown(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def check_finite_features(X, owner):
-    """A ValueError if the validated ``X`` (dense or CSR) holds NaN or an
-    infinity. scikit-learn's own message would point at
+def check_finite_features(X, owner, feature_scaling="piecewise"):
+    """A ValueError if the validated ``X`` (dense or CSR) holds an infinity,
+    or NaN when ``feature_scaling`` is None. Missing values (NaN) are
+    learned by the input scaling (``_inputs.InputScaling``), which a ranker
+    without one does not have. scikit-learn's own message would point at
     HistGradientBoosting; this one says what the ranker does with missing
-    values and how to give them to it."""
+    values."""
     values = X.data if sp.issparse(X) else X
     if np.isfinite(values).all():
         return
-    if np.isnan(values).any():
+    if np.isinf(values).any():
         raise ValueError(
-            f"Input X contains NaN. {owner} does not learn from missing values yet: impute them "
-            f"first, e.g. make_pipeline(SimpleImputer(add_indicator=True), {owner}()), which "
-            "fills each with its feature's mean and adds an indicator column the ranker "
-            "learns from."
+            "Input X contains infinity or a value too large for its dtype; give finite features "
+            f"(clip them, or replace the infinities with np.nan, which {owner} reads as missing)."
         )
-    raise ValueError(
-        "Input X contains infinity or a value too large for its dtype; give finite features "
-        "(clip them, or replace the infinities with np.nan and impute them)."
-    )
+    if feature_scaling is None:
+        raise ValueError(
+            f"Input X contains NaN. {owner} learns from missing values through its input scaling, "
+            "and feature_scaling=None has none: use feature_scaling='piecewise' (the default), "
+            "'standard' or 'log1p', or impute them first (e.g. "
+            f"make_pipeline(SimpleImputer(add_indicator=True), {owner}(feature_scaling=None)))."
+        )

@@ -64,7 +64,7 @@ def validation_set(ranker, given, dtype, exponential_gain, remedy):
     _check_feature_names(ranker, given.X, reset=False)
     X = check_array(given.X, accept_sparse="csr", dtype=(np.float64, np.float32), ensure_all_finite=False,
                     input_name="X_val")
-    check_finite_features(X, type(ranker).__name__)
+    check_finite_features(X, type(ranker).__name__, ranker.feature_scaling)
     if X.shape[1] != ranker.n_features_in_:
         raise ValueError(
             f"X_val has {X.shape[1]} features, but the training X has {ranker.n_features_in_}; "

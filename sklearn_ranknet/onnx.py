@@ -47,19 +47,25 @@ Notes
   is gathered once per bin (Gather), then ``min(max((x - lower) * (1 / width),
   0), 1) - level`` (ops Sub, Mul, Max, Min, Sub) gives its bins' inputs, which
   are standardized as above.
-* Non-finite input: ``predict`` raises ValueError on NaN or infinite values
-  (and on rows whose scores overflow), but a graph cannot raise. A row with
-  a NaN scores NaN. An infinite value scores NaN under ``"log1p"``, ``inf``,
-  ``-inf`` or NaN under ``"standard"`` and None, and under ``"piecewise"``
-  as any value beyond the largest (or smallest) bin edge: a finite score.
-  Check inputs before serving (e.g. ``np.isfinite(X).all(axis=1)``) where
-  such values can occur.
+* Missing values (NaN) are scored as ``predict`` scores them: the inputs of
+  a missing value are 0 after standardization (ops IsNaN and Where on the
+  features, or on their gathered bins), and each feature that had NaN in
+  training adds its standardized missing indicator (ops Gather, IsNaN,
+  Cast, then Concat after the other inputs). Without input scaling
+  (``feature_scaling=None``) ``predict`` refuses NaN and a graph scores it
+  NaN.
+* Infinite input: ``predict`` raises ValueError on infinite values (and on
+  rows whose scores overflow), but a graph cannot raise. An infinite value
+  scores NaN under ``"log1p"``, ``inf``, ``-inf`` or NaN under
+  ``"standard"`` and None, and under ``"piecewise"`` as any value beyond the
+  largest (or smallest) bin edge: a finite score. Check inputs before
+  serving (e.g. ``np.isinf(X).any(axis=1)``) where such values can occur.
 * Network: MatMul and Add per layer; Sigmoid, Tanh or Relu after each hidden
   layer (nothing for ``"identity"``); the output layer is linear.
 * BaggingRanker: every member is converted by its own converter (a member
   may be a Pipeline), then the scores are summed (Sum) and divided by the
   number of members (Div).
-* Opset: 9 or later (Sign).
+* Opset: 9 or later (Sign, IsNaN, Where).
 
 **What is refused.** A model this module does not fully understand raises an
 error instead of exporting wrong scores: an unfitted model
@@ -170,20 +176,28 @@ class _RankerFunction:
     non-negative; usually none); ``kind`` is None
     or one of ``FEATURE_SCALINGS``; ``mean`` and ``scale`` are the statistics
     of the transformed features (None without scaling); ``encoding`` the
-    ``PiecewiseEncoding`` of ``kind="piecewise"`` (else None); ``coefs`` and
-    ``intercepts`` the model's own layers, which run on the scaled rows.
+    ``PiecewiseEncoding`` of ``kind="piecewise"`` (else None); ``indicated``
+    the features with a missing indicator input (after the others; ``mean``
+    and ``scale`` end with theirs); ``coefs`` and ``intercepts`` the
+    model's own layers, which run on the scaled rows.
     """
 
-    def __init__(self, dropped, kind, mean, scale, encoding, coefs, intercepts, activation):
+    def __init__(self, dropped, kind, mean, scale, encoding, coefs, intercepts, activation, indicated):
         self.dropped = dropped
         self.kind, self.mean, self.scale, self.encoding = kind, mean, scale, encoding
         self.coefs, self.intercepts, self.activation = coefs, intercepts, activation
+        self.indicated = np.zeros(0, dtype=np.int64) if indicated is None else indicated
+
+    @property
+    def n_transformed(self):
+        """Scaled inputs before the missing indicators."""
+        return self.coefs[0].shape[0] - len(self.indicated)
 
     @property
     def n_features(self):
         if self.encoding is not None:
             return len(self.encoding.edges)
-        return self.coefs[0].shape[0]
+        return self.n_transformed
 
     @property
     def n_columns(self):
@@ -200,7 +214,8 @@ class _RankerFunction:
         pieces are all it depends on."""
         model = RankingModel(
             self.coefs, self.intercepts, self.activation,
-            None if self.kind is None else InputScaling(self.kind, self.mean, self.scale, self.encoding),
+            None if self.kind is None else InputScaling(self.kind, self.mean, self.scale, self.encoding,
+                                                        self.indicated),
         )
         return model.scores(np.array(X, dtype=np.float64)[:, self.kept_columns()])
 
@@ -290,7 +305,9 @@ def _ranker_function(model):
     n_features = getattr(model, "n_features_in_", None)
     scaling = fitted.scaling
     encoding = getattr(scaling, "encoding", None)
-    n_inputs = n_features if encoding is None else getattr(encoding, "n_inputs", None)
+    indicated = getattr(scaling, "indicated", None)
+    n_indicators = 0 if indicated is None else len(indicated)
+    n_inputs = (n_features if encoding is None else getattr(encoding, "n_inputs", None)) + n_indicators
     fan_in = n_inputs
     if not coefs or len(coefs) != len(intercepts):
         raise ValueError(f"Cannot export {name}: unexpected layers in coefs_ / intercepts_.")
@@ -326,13 +343,14 @@ def _ranker_function(model):
             or scale.shape != (n_inputs,)
             or mean.dtype.kind != "f"
             or scale.dtype.kind != "f"
+            or (n_indicators and not (0 <= np.min(indicated) and np.max(indicated) < n_features))
         ):
             raise ValueError(
                 f"Cannot export {name}: unknown input scaling (kind={kind!r}); "
                 f"the ONNX converter knows {list(FEATURE_SCALINGS)} and None."
             )
     dropped = _metadata_positions(model, n_features)
-    return _RankerFunction(dropped, kind, mean, scale, encoding, coefs, intercepts, activation)
+    return _RankerFunction(dropped, kind, mean, scale, encoding, coefs, intercepts, activation, indicated)
 
 
 def _probe_rows(function, n_features, n_rows=6):
@@ -345,11 +363,16 @@ def _probe_rows(function, n_features, n_rows=6):
     if function.kind == "piecewise":
         low = np.array([e[0] for e in function.encoding.edges], dtype=np.float64)
         high = np.array([e[-1] for e in function.encoding.edges], dtype=np.float64)
-        return low + (high - low) * (0.5 + 0.4 * z)
-    t = function.mean.astype(np.float64) + function.scale.astype(np.float64) * z
-    if function.kind == "log1p":
-        return np.sign(t) * np.expm1(np.minimum(np.abs(t), 700.0))
-    return t
+        rows = low + (high - low) * (0.5 + 0.4 * z)
+    else:
+        n = function.n_transformed
+        t = function.mean[:n].astype(np.float64) + function.scale[:n].astype(np.float64) * z
+        rows = np.sign(t) * np.expm1(np.minimum(np.abs(t), 700.0)) if function.kind == "log1p" else t
+    # Missing values (read by the scaling): every other value of one row,
+    # and the features with an indicator in another.
+    rows[1, ::2] = np.nan
+    rows[2, function.indicated] = np.nan
+    return rows
 
 
 def _verify_against_predict(model, function):
@@ -560,15 +583,18 @@ def _centred_signed_log1p(g, x, mean):
     return g.node("Where", [use_direct, direct, shifted], "centred", op_version=9)
 
 
+def _gathered(g, x, columns, hint):
+    """The columns ``columns`` of x (Gather)."""
+    indices = g.name(hint + "_columns")
+    g.container.add_initializer(indices, onnx_proto.TensorProto.INT64, [len(columns)], np.asarray(columns, np.int64))
+    return g.node("Gather", [x, indices], hint, axis=1)
+
+
 def _piecewise(g, x, encoding):
-    """The inputs of every feature's bins, as ``PiecewiseEncoding.transform``
-    computes them: min(max((x[:, source] - lower) * inv_width, 0), 1) - level.
-    A feature with one value has a bin of infinite width, whose input is 0."""
-    sources = g.name("bin_feature")
-    g.container.add_initializer(
-        sources, onnx_proto.TensorProto.INT64, [encoding.n_inputs], encoding.source.astype(np.int64)
-    )
-    x = g.node("Gather", [x, sources], "bin_values", axis=1)
+    """The inputs of every feature's bins from ``x``, each feature's value
+    gathered once per bin, as ``PiecewiseEncoding.transform`` computes them:
+    min(max((x - lower) * inv_width, 0), 1) - level. A feature with one
+    value has a bin of infinite width, whose input is 0."""
     x = _subtract_precisely(g, x, encoding.lower, "above_lower")
     x = g.binary(apply_mul, "Mul", x, g.constant("bin_inv_width", encoding.inv_width), "bin_fraction")
     x = g.node("Max", [x, g.constant("zero", [0.0])], "bin_fraction")
@@ -616,16 +642,8 @@ def _convert_ranker(scope, operator, container):
             kept, onnx_proto.TensorProto.INT64, [function.n_features], function.kept_columns()
         )
         x = g.node("Gather", [x, kept], "features", axis=1)
-    if function.kind == "log1p" and g.dtype == np.float32:
-        x = _centred_signed_log1p(g, x, function.mean)
-        x = g.binary(apply_mul, "Mul", x, g.constant("inv_scale", 1.0 / function.scale), "standardized")
-    else:  # (a float64 graph computes log1p and centres as predict does)
-        if function.kind == "log1p":
-            x = _signed_log1p(g, x)
-        if function.kind == "piecewise":
-            x = _piecewise(g, x, function.encoding)
-        if function.kind is not None:
-            x = _standardize(g, x, function.mean, function.scale)
+    if function.kind is not None:
+        x = _scaled(g, x, function)
 
     n_layers = len(function.coefs)
     for i, (W, b) in enumerate(zip(function.coefs, function.intercepts)):
@@ -638,6 +656,34 @@ def _convert_ranker(scope, operator, container):
         )
         if not last and _ONNX_ACTIVATIONS[function.activation] is not None:
             x = g.node(_ONNX_ACTIVATIONS[function.activation], [x], "activation")
+
+
+def _scaled(g, x, function):
+    """The network's inputs from the features ``x``: transformed (or
+    encoded) and standardized, 0 where a value is missing (IsNaN, Where),
+    then the standardized missing indicators (Cast of IsNaN; Concat)."""
+    n = function.n_transformed
+    mean, scale = function.mean[:n], function.scale[:n]
+    features = x
+    if function.kind == "piecewise":
+        x = _gathered(g, x, function.encoding.source, "bin_values")
+    missing = g.node("IsNaN", [x], "missing", op_version=9)
+    if function.kind == "log1p" and g.dtype == np.float32:
+        x = _centred_signed_log1p(g, x, mean)
+        x = g.binary(apply_mul, "Mul", x, g.constant("inv_scale", 1.0 / scale), "standardized")
+    else:  # (a float64 graph computes log1p and centres as predict does)
+        if function.kind == "log1p":
+            x = _signed_log1p(g, x)
+        if function.kind == "piecewise":
+            x = _piecewise(g, x, function.encoding)
+        x = _standardize(g, x, mean, scale)
+    x = g.node("Where", [missing, g.constant("zero", [0.0]), x], "present_inputs", op_version=9)
+    if not len(function.indicated):
+        return x
+    absent = g.node("IsNaN", [_gathered(g, features, function.indicated, "indicated")], "absent", op_version=9)
+    indicators = g.node("Cast", [absent], "indicators", to=g.proto_dtype)
+    indicators = _standardize(g, indicators, function.mean[n:], function.scale[n:])
+    return g.node("Concat", [x, indicators], "inputs", axis=1)
 
 
 def _convert_bagging(scope, operator, container):

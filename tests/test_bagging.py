@@ -15,7 +15,7 @@ import pytest
 import sklearn
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import Ridge
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.model_selection import GridSearchCV, GroupKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
@@ -607,3 +607,21 @@ def test_score_checks_groups_against_the_members_query_column():
         bag.estimators_[0].score(with_ids, y, groups=qid // 2)  # what the member says
     # Ids that map one to one onto the column's are the same queries.
     assert bag.score(with_ids, y, groups=qid + 100) == bag.score(with_ids, y)
+
+
+@pytest.mark.parametrize("together", [True, False])
+def test_verbose_prints_a_line_per_member(capsys, together):
+    X, y, qid = make_ranking(20, max_docs=10, random_state=0)
+    member = LambdaRankRanker(max_iter=3) if together else RankNetRanker(solver="lbfgs", max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        BaggingRanker(member, n_estimators=3, verbose=True, random_state=0).fit(X, y, groups=qid)
+        BaggingRanker(member, n_estimators=3, random_state=0).fit(X, y, groups=qid)  # quiet
+    lines = capsys.readouterr().out.splitlines()
+    members = [line for line in lines if line.startswith("BaggingRanker: member ")]
+    assert [line.split(",")[0].split(" fitted")[0] for line in members] == [
+        f"BaggingRanker: member {i} of 3" for i in (1, 2, 3)]
+    assert all(line.endswith(", 3 epochs") for line in members)
+    assert len(lines) == 3 + together  # one pass: its own line first
+    if together:
+        assert lines[0].startswith("BaggingRanker: 3 members trained in one pass in ")

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 YAHOO = ROOT.parent / "shared" / "data" / "yahoo-ltr-sample"
 
 
-QUICK_SUITES = ["lambdas", "metrics", "scale", "coldstart", "inputs", "selection", "busy"]
+QUICK_SUITES = ["lambdas", "metrics", "scale", "coldstart", "inputs", "selection", "busy", "missing"]
 QUICK_SUITES += ["quality", "clicks"] if YAHOO.is_dir() else []
 QUICK_SUITES += ["dask"] if importlib.util.find_spec("distributed") else []
 

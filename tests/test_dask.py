@@ -624,7 +624,7 @@ def test_query_weights_are_on_one_scale_across_partitions(client, data):
     X, y, qid = data
     chunks = whole_query_chunks(qid, 4)
     weights = np.where(np.arange(len(X)) < sum(chunks[:2]), 1.0, 2.0)
-    spec = ShardSpec(RankNetRanker(**QUICK)._objective_factory(None), True, "")
+    spec = ShardSpec(RankNetRanker(**QUICK)._objective_factory(None), True, "", "RankNetRanker", "piecewise")
     cut = np.cumsum((0, *chunks))
     shards = [Shard(spec, X[a:b], y[a:b], qid[a:b], weights[a:b]) for a, b in zip(cut[:-1], cut[1:])]
     table = QueryTable.from_summaries([s.summary(None, 1) for s in shards], partitioned_by_query=True)
@@ -1164,3 +1164,24 @@ def test_a_validation_set_of_the_users_is_scored_on_the_client(client, data):
     with pytest.raises(ValueError, match="early_stopping=False"):
         skd.DaskLambdaRankRanker(early_stopping=False).fit(dX, dy, groups=dq, X_val=X[val], y_val=y[val],
                                                            groups_val=qid[val])
+
+
+@pytest.mark.parametrize("kind", ["standard", "piecewise"])
+def test_missing_values_are_scaled_and_scored_as_in_memory(client, data, kind):
+    # NaN in X: the global scaling (indicators included) is the in-memory
+    # one, and predict reads missing values as the in-memory predict does.
+    X, y, qid = data
+    X = X.copy()
+    X[np.random.default_rng(0).random(X.shape) < 0.2] = np.nan
+    X[:, 0] = np.abs(np.nan_to_num(X[:, 0])) + 1.0  # one complete feature
+    params = {**QUICK, "feature_scaling": kind, "max_iter": 1}
+    dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 3))
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+    in_memory = quiet_fit(LambdaRankRanker(**params), X, y, groups=qid)
+    np.testing.assert_array_equal(ranker.missing_features_, np.arange(1, X.shape[1]))
+    np.testing.assert_array_equal(ranker.missing_features_, in_memory.missing_features_)
+    np.testing.assert_allclose(ranker.feature_mean_, in_memory.feature_mean_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ranker.feature_scale_, in_memory.feature_scale_, rtol=1e-12)
+    scores = ranker.predict(dX).compute()
+    assert np.isfinite(scores).all()
+    np.testing.assert_allclose(scores, ranker.to_local().predict(X), rtol=1e-12, atol=1e-12)

@@ -91,28 +91,33 @@ def test_a_column_equal_to_groups_in_its_first_rows_only_is_not_named(data):
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("where", ["fit", "predict"])
 def test_missing_values_get_the_rankers_answer(data, sparse, where):
+    """Without input scaling NaN is refused, with the two ways out; with it
+    (the default) NaN is learned, in fit and in predict."""
     X, y, qid = data
     X_nan = X.copy()
     X_nan[3, 2] = np.nan
     X_nan = sp.csr_matrix(X_nan) if sparse else X_nan
-    ranker = LambdaRankRanker(**FAST)
-    message = r"Input X contains NaN\. LambdaRankRanker does not learn from missing values yet.*SimpleImputer"
+    ranker = LambdaRankRanker(feature_scaling=None, **FAST)
+    message = (r"Input X contains NaN\. LambdaRankRanker learns from missing values through its input "
+               r"scaling, and feature_scaling=None has none: use feature_scaling='piecewise'.*SimpleImputer")
     with pytest.raises(ValueError, match=message):
         if where == "fit":
             ranker.fit(X_nan, y, groups=qid)
         else:
             ranker.fit(X, y, groups=qid).predict(X_nan)
+    learned = LambdaRankRanker(**FAST).fit(X_nan if where == "fit" else X, y, groups=qid)
+    assert np.isfinite(learned.predict(X_nan)).all()
 
 
 def test_an_imputer_in_front_is_the_advised_fix(data):
-    """The message's fix works as written."""
+    """The message's fix for feature_scaling=None works as written."""
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
 
     X, y, qid = data
     X_nan = X.copy()
     X_nan[::7, 1] = np.nan
-    pipe = make_pipeline(SimpleImputer(add_indicator=True), LambdaRankRanker(**FAST))
+    pipe = make_pipeline(SimpleImputer(add_indicator=True), LambdaRankRanker(feature_scaling=None, **FAST))
     pipe.fit(X_nan, y, lambdarankranker__groups=qid)
     assert np.isfinite(pipe.predict(X_nan)).all()
     assert pipe[-1].n_features_in_ == X.shape[1] + 1  # the indicator of the one column with NaN

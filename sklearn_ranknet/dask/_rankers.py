@@ -243,7 +243,8 @@ class _DaskRanker:
         if not first_call:
             dtype = self._model.dtype  # a model keeps its precision
         spec = _training.ShardSpec(
-            self._objective_factory(None), self._uses_exponential_gain(), label_remedy(self)
+            self._objective_factory(None), self._uses_exponential_gain(), label_remedy(self),
+            type(self).__name__, self.feature_scaling,
         )
         columns = [f"f{j}" for j in range(self.n_features_in_)]
         make = dask.delayed(_training.make_shard, pure=False)

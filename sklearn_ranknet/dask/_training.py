@@ -53,7 +53,7 @@ from .._training import (
     l2_strength, new_optimizer, noise_table, pool_has_work, query_costs, split_validation, validation_score,
     weighted_queries,
 )
-from .._validation import check_relevance_labels, shown
+from .._validation import check_finite_features, check_relevance_labels, shown
 from ..metrics import ndcg_per_query
 
 
@@ -65,6 +65,8 @@ class ShardSpec:
     make_objective: object
     exponential_gain: bool
     label_remedy: str
+    owner: str  # the ranker's class name, for messages
+    feature_scaling: object  # None refuses missing values
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,8 @@ class Shard:
         if len(y) == 0:
             self.data, self.query_ids, self.weight_max = None, np.asarray(groups)[:0], None
             return
-        X = check_array(X, dtype=(np.float64, np.float32), input_name="X")
+        X = check_array(X, dtype=(np.float64, np.float32), input_name="X", ensure_all_finite=False)
+        check_finite_features(X, spec.owner, spec.feature_scaling)  # NaN is a missing value
         assert_all_finite(y, input_name="y")  # the in-memory fit's check, on each shard
         check_relevance_labels(y, exponential_gain=spec.exponential_gain, input_name="y", remedy=spec.label_remedy)
         self.query_ids = group_rows(groups, len(y)).query_ids
@@ -601,7 +604,7 @@ def _global_scaling(kind, summaries, dtype, n_rows):
         shard_moments_list = [feature_moments(kind, sample, None, encoding)]
     else:
         shard_moments_list = [s["moments"] for s in summaries]
-    moments = (0, 0.0, 0.0, None, None)
+    moments = (0, 0.0, 0.0, None, None, 0)
     for m in shard_moments_list:
         if m is not None:
             moments = merge_moments(moments, m)
