@@ -187,7 +187,7 @@ def test_bagging_regressor_parameters_are_refused():
     """The docstring lists these as absent: an error, not a silent
     default."""
     for name, value in (("max_samples", 0.5), ("max_features", 0.5), ("bootstrap_features", True),
-                        ("oob_score", True), ("warm_start", True), ("verbose", 1)):
+                        ("oob_score", True), ("warm_start", True)):
         with pytest.raises(TypeError, match=name):
             BaggingRanker(**{name: value})
         with pytest.raises(ValueError, match=f"Invalid parameter '{name}'"):
