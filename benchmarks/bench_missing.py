@@ -1,6 +1,6 @@
 """Missing values: default fits on data with NaN, against LightGBM, which learns them natively too.
 
-``python -m benchmarks --only missing`` (``--quick``: a smoke test of small data, 5 epochs and
+``python -m benchmarks --only missing`` (``--quick``: a smoke test on 150 MSLR-shaped queries, 5 epochs and
 5 boosting rounds; its figures are not the benchmark's).
 
 Both libraries take the NaN as they are: our rankers through their input scaling (each input of
@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from .bench_quality import DATA, MSLR_SHAPE, by_query, evaluate, load_data
+from .bench_quality import DATA, by_query, evaluate, load_data, mslr_shaped
 
 SHARES = (0.1, 0.3, 0.6)
 
@@ -65,19 +65,14 @@ def _conditions():
 
 
 def _data_sets(h):
-    from sklearn_ranknet.datasets import make_ranking
-
-    if h.quick:
-        return {"MSLR-shaped, 20 queries": {"train": make_ranking(20, **MSLR_SHAPE, random_state=0),
-                                            "test": make_ranking(100, **MSLR_SHAPE, random_state=1)}}
+    """Yahoo (when present) and the quality suite's MSLR-shaped split."""
     sets = {}
-    if DATA.is_dir():
+    if not h.quick and DATA.is_dir():
         sets["Yahoo"] = load_data()
-    else:
+    elif not h.quick:
         h.note(f"The Yahoo! LTR sample is not at {DATA}: its rows are skipped.")
         h.skipped.append("Yahoo! LTR sample not found")
-    sets["MSLR-shaped, 500 queries"] = {"train": make_ranking(500, **MSLR_SHAPE, random_state=0),
-                                        "test": make_ranking(1000, **MSLR_SHAPE, random_state=1)}
+    sets["MSLR-shaped, 150 queries" if h.quick else "MSLR-shaped, 500 queries"] = mslr_shaped(h.quick)
     return sets
 
 
