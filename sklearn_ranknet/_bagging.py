@@ -482,7 +482,7 @@ def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawa
     if not can_stack(runs):
         return None
     started = time.perf_counter()
-    with single_threaded_blas(runs[0].state.n_threads):
+    with single_threaded_blas():
         errors = fit_together(runs, counts)
     failed = next((error for error in errors if error is not None), None)
     if failed is not None:  # as the member's own fit would have

@@ -63,6 +63,9 @@ class BaseRanker(BaseEstimator):
     _SOLVERS = ("adam", "sgd")
     #: The ranker's "auto" rules (see ``_resolve.py``).
     _AUTO = RANKNET
+    #: "auto" parameters decided outside the training loop, published by
+    #: the subclass that resolves them (the Dask rankers' ``single_worker``).
+    _RESOLVED_OUTSIDE_TRAINING = ()
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
@@ -541,7 +544,7 @@ class BaseRanker(BaseEstimator):
 
     def _fit(self, X, y, groups, sample_weight, incremental, linear_gain=False, stacklevel=5, validation=None):
         run = self._plan_fit(X, y, groups, sample_weight, incremental, linear_gain, stacklevel, validation)
-        with single_threaded_blas(run.state.n_threads):
+        with single_threaded_blas():
             if self.solver == "lbfgs" and not incremental:
                 run.model = _training.fit_lbfgs(run.model, run.state, run.data, run.options, run.history)
             else:
@@ -654,7 +657,8 @@ class BaseRanker(BaseEstimator):
             if value is not None or name != "loss_":
                 setattr(self, name, value)
         for name in auto_parameters(self._parameter_constraints):
-            setattr(self, f"{name}_", getattr(resolved, name))
+            if name not in self._RESOLVED_OUTSIDE_TRAINING:
+                setattr(self, f"{name}_", getattr(resolved, name))
         if "learning_rate_init" in auto_parameters(self._parameter_constraints) and self._fit_state.optimizer:
             # partial_fit goes on with the step of the optimizer it resumes.
             self.learning_rate_init_ = self._fit_state.optimizer.learning_rate

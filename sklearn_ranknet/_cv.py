@@ -241,7 +241,7 @@ class _RankerCV:
                     failures[id(only)] = error
             else:
                 group = [runs[i] for i in members]
-                with single_threaded_blas(group[0].state.n_threads):
+                with single_threaded_blas():
                     errors = fit_together(group)
                 for i, error in zip(members, errors):
                     if error is None:

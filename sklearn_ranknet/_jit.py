@@ -307,16 +307,19 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_threads)
 
 
-def single_threaded_blas(n_threads):
-    """A context in which BLAS runs on one thread if we use ``n_threads > 1``.
+def single_threaded_blas():
+    """A context in which BLAS runs on one thread: every fit trains in one.
 
-    Our pool then splits the work itself; OpenBLAS workers would otherwise
-    spin for a while after every product and take our threads' cores (a
-    kernel-bound fit on 2 cores ran much slower). Safe to enter
-    from several threads at once: the limit holds until the last leaves.
+    Two reasons. OpenBLAS workers spin for a while after every product, and
+    on a machine whose cores are busy (another process, or our own pool's
+    kernel threads) they wait their turn and the fit waits with them: a
+    default fit beside one busy process ran 2.6-3.1x slower with BLAS's
+    threads than with one (docs/benchmarks.md, "A busy machine"). And a
+    product's rounding depends on how BLAS splits it, so one thread makes a
+    fit the same model on any core count (the Dask rankers' gathered fit on
+    a worker gives the in-memory model to the bit). Safe to enter from
+    several threads at once: the limit holds until the last leaves.
     """
-    if n_threads <= 1:
-        return contextlib.nullcontext()
     return _one_blas_thread()
 
 

@@ -41,6 +41,7 @@ import sklearn_ranknet.metrics  # noqa: E402
 from sklearn_ranknet import dask as skd  # noqa: E402
 from sklearn_ranknet._training import TrainingSet, objective_value  # noqa: E402
 from sklearn_ranknet._inputs import InputScaling  # noqa: E402
+from sklearn_ranknet._resolve import auto_parameters  # noqa: E402
 from sklearn_ranknet.datasets import make_ranking  # noqa: E402
 from sklearn_ranknet.metrics import map_score, ndcg_score, ndcg_scorer  # noqa: E402
 
@@ -50,7 +51,22 @@ PAIRS = [
     (skd.DaskListNetRanker, ListNetRanker),
 ]
 # Small, quick fits: a narrow network, a few epochs.
+ONE_WORKER_BUDGET = skd._rankers._one_worker_budget
 QUICK = {"hidden_layer_sizes": (8,), "max_iter": 4, "early_stopping": False, "random_state": 0}
+
+
+@pytest.fixture(autouse=True)
+def data_parallel(monkeypatch):
+    """Most tests here are about the data-parallel training, which data this
+    small would skip: single_worker="auto" gathers it on one worker. A budget
+    of no bytes makes "auto" decide as it does for data too large for one
+    worker; the tests of the gathered fit put it back (``gathered_when_small``)."""
+    monkeypatch.setattr(skd._rankers, "_one_worker_budget", lambda client: -1)
+
+
+@pytest.fixture
+def gathered_when_small(monkeypatch):
+    monkeypatch.setattr(skd._rankers, "_one_worker_budget", ONE_WORKER_BUDGET)
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +130,7 @@ def test_import_needs_the_extra_and_the_package_never_imports_dask():
 def test_parameters_are_the_in_memory_ones_plus_client(dask_class, local_class):
     params = dask_class().get_params()
     assert params.pop("client") is None and params.pop("partitioned_by_query") is False
+    assert params.pop("single_worker") == "auto"
     assert params == local_class().get_params()
     assert "client : distributed.Client" in dask_class.__doc__
     assert not hasattr(dask_class(), "partial_fit")
@@ -1185,3 +1202,104 @@ def test_missing_values_are_scaled_and_scored_as_in_memory(client, data, kind):
     scores = ranker.predict(dX).compute()
     assert np.isfinite(scores).all()
     np.testing.assert_allclose(scores, ranker.to_local().predict(X), rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Data that fits on one worker (single_worker="auto"): gathered there and fitted
+# by the in-memory ranker, so every "auto" rule means what it means in memory
+
+
+def test_row_count_reads_known_and_unknown_sizes(client, data):
+    X, y, qid = data
+    dX, dy = chunked(X, y, chunks=500)
+    kept = dX[dy >= 0]  # boolean indexing: chunks of unknown size
+    assert np.isnan(kept.shape[0])
+    ddf = dd.from_pandas(pd.DataFrame(X), npartitions=3)
+    for collection in (dX, dy, kept, ddf, ddf[0]):
+        assert skd._colocation._row_count(client, collection) == len(X)
+
+
+@pytest.mark.parametrize("n_chunks", [2, 4, 8])
+def test_small_data_is_gathered_and_fits_as_in_memory_to_the_bit(client, data, gathered_when_small, n_chunks):
+    X, y, qid = data
+    params = {"max_iter": 5, "random_state": 0}
+    dX, dy, dq = chunked(X, y, qid, chunks=len(X) // n_chunks + 1)  # chunks cut through queries
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq)
+    local = quiet_fit(LambdaRankRanker(**params), X, y, groups=qid)
+    assert ranker.single_worker_ is True
+    for a, b in zip(params_of(ranker), params_of(local), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert ranker.loss_curve_ == local.loss_curve_ and ranker.n_iter_ == local.n_iter_
+    for name in auto_parameters(LambdaRankRanker._parameter_constraints):
+        assert getattr(ranker, f"{name}_") == getattr(local, f"{name}_"), name
+    np.testing.assert_array_equal(ranker.predict(dX).compute(), local.predict(X))
+    assert ranker.score(dX, dy, groups=dq) == pytest.approx(local.score(X, y, groups=qid), abs=1e-12)
+    assert not hasattr(ranker.to_local(), "single_worker_")
+
+
+def test_single_worker_decides_the_path_by_the_worker_budget(client, data, monkeypatch):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=500)
+
+    def path(budget=-1, **params):
+        monkeypatch.setattr(skd._rankers, "_one_worker_budget", lambda client: budget)
+        return quiet_fit(skd.DaskRankNetRanker(**params, **QUICK), dX, dy, groups=dq).single_worker_
+
+    assert path(budget=X.nbytes) is True  # the features' bytes fit the budget
+    assert path(budget=X.nbytes - 1) is False
+    assert path(budget=X.nbytes, single_worker=False) is False
+    assert path(budget=-1, single_worker=True) is True
+    # The real budget: an eighth of the smallest worker's memory limit.
+    limits = [w["memory_limit"] for w in client.scheduler_info()["workers"].values()]
+    assert ONE_WORKER_BUDGET(client) == min(limits) // 8
+
+
+def test_the_gathered_fit_takes_query_column_sample_weight_and_warm_start(client, data, gathered_when_small):
+    X, y, qid = data
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    frame.insert(3, "qid", qid)
+    weights = pd.Series(np.where(qid % 3 == 0, 0.0, 1.0 + qid % 2))
+    ddf = dd.from_pandas(frame, npartitions=3)
+    dw = dd.from_pandas(weights, npartitions=3)
+    params = {**QUICK, "query_column": "qid", "warm_start": True}
+    ranker, local = skd.DaskListNetRanker(**params), ListNetRanker(**params)
+    for _ in range(2):
+        quiet_fit(ranker, ddf, dy := dd.from_pandas(pd.Series(y), npartitions=3), sample_weight=dw)
+        quiet_fit(local, frame, y, sample_weight=weights)
+    assert ranker.single_worker_ is True and len(ranker.loss_curve_) == 2 * QUICK["max_iter"]
+    assert ranker.loss_curve_ == local.loss_curve_
+    assert list(ranker.feature_names_in_) == list(local.feature_names_in_)
+    for a, b in zip(params_of(ranker), params_of(local), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ranker.predict(ddf).compute(), local.predict(frame))
+    assert ranker.score(ddf, dy, sample_weight=dw) == pytest.approx(
+        local.score(frame, y, sample_weight=weights), abs=1e-12
+    )
+
+
+def test_the_gathered_fit_takes_a_validation_set_and_float32(client, data, gathered_when_small):
+    X, y, qid = data
+    X = X.astype(np.float32)
+    train, val = qid < 90, qid >= 90
+    dX, dy, dq = chunked(X[train], y[train], qid[train], chunks=300)
+    params = {"max_iter": 6, "random_state": 0, "hidden_layer_sizes": (8,)}
+    validation = {"X_val": X[val], "y_val": y[val], "groups_val": qid[val]}
+    ranker = quiet_fit(skd.DaskLambdaRankRanker(**params), dX, dy, groups=dq, **validation)
+    local = quiet_fit(LambdaRankRanker(**params), X[train], y[train], groups=qid[train], **validation)
+    assert ranker.single_worker_ is True and ranker.coefs_[0].dtype == np.float32
+    assert ranker.early_stopping_ is True and ranker.validation_scores_ == local.validation_scores_
+    for a, b in zip(params_of(ranker), params_of(local), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_gathered_fit_warns_on_the_client_and_logs_nothing(client, data, gathered_when_small, caplog):
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=len(X) // 4 + 1)
+    with caplog.at_level(logging.WARNING, logger="distributed"):
+        with pytest.warns(ConvergenceWarning) as caught:  # raised on the worker, where no one sees it
+            ranker = skd.DaskRankNetRanker(**QUICK).fit(dX, dy, groups=dq)
+        ranker.predict(dX).compute()
+        ranker.score(dX, dy, groups=dq)
+    assert ranker.single_worker_ is True
+    assert {w.filename for w in caught if w.category is ConvergenceWarning} == {__file__}
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("distributed")] == []

@@ -145,28 +145,35 @@ def test_fit_copies_X_only_as_its_kept_inputs(dtype, scaling, kept, monkeypatch)
 def test_threads_only_where_a_minibatch_shares_out(monkeypatch):
     """More threads than one only when a typical minibatch gives the pool
     work (a long lambda pass, or several row blocks); otherwise the fit is
-    n_jobs=1's, BLAS keeping its own threads (one BLAS thread beside an idle
-    pool made small fits slower than the default)."""
-    limits = []
+    n_jobs=1's. BLAS is held to one thread in every fit, pooled or not
+    (``_jit.single_threaded_blas``)."""
+    limits, threads = [], []
+    fit_stochastic = _training.fit_stochastic
+
+    def recorded(model, state, *args, **kwargs):
+        threads.append(state.n_threads)
+        return fit_stochastic(model, state, *args, **kwargs)
+
     monkeypatch.setattr(_jit, "cpu_count", lambda: 4)
     monkeypatch.setattr(_jit, "_one_blas_thread", lambda: limits.append("one") or contextlib.nullcontext())
+    monkeypatch.setattr(_training, "fit_stochastic", recorded)
     X, y, qid = _data()
     kwargs = dict(hidden_layer_sizes=(8,), max_iter=2, random_state=0)
     pooled = LambdaRankRanker(n_jobs=-1, **kwargs).fit(X, y, groups=qid)
-    assert limits == []
     serial = LambdaRankRanker(n_jobs=1, **kwargs).fit(X, y, groups=qid)
+    assert threads == [1, 1] and limits == ["one", "one"]
     np.testing.assert_array_equal(pooled.predict(X), serial.predict(X))
     assert not hasattr(pooled, "_fit_threads")  # the fit's choice ends with it
 
     monkeypatch.setattr(_jit, "SERIAL_BELOW_WORK", 0)  # every lambda pass splits
     LambdaRankRanker(n_jobs=2, **kwargs).fit(X, y, groups=qid)
-    assert limits == ["one"]
+    assert threads[-1] == 2
 
     monkeypatch.setattr(_jit, "SERIAL_BELOW_WORK", 10**12)
     monkeypatch.setattr(_training, "BLOCK_WORK", 1)  # blocks of 1,024 rows
     X, y, qid = make_ranking(20, min_docs=150, max_docs=200, random_state=0)  # 16 queries: > 2,048 rows
     LambdaRankRanker(n_jobs=2, **kwargs).fit(X, y, groups=qid)
-    assert limits == ["one", "one"]
+    assert threads[-1] == 2 and limits == ["one"] * 4
 
 
 def test_blas_limit_holds_until_the_last_fit_leaves(monkeypatch):
@@ -195,14 +202,14 @@ def test_blas_limit_holds_until_the_last_fit_leaves(monkeypatch):
     first_in, second_done = threading.Event(), threading.Event()
 
     def first():
-        with _jit.single_threaded_blas(2):
+        with _jit.single_threaded_blas():
             first_in.set()
             assert second_done.wait(10)
             events.append("first leaves")
 
     def second():
         assert first_in.wait(10)
-        with _jit.single_threaded_blas(2):
+        with _jit.single_threaded_blas():
             events.append("second inside")
         events.append("second left")
         second_done.set()
@@ -214,6 +221,6 @@ def test_blas_limit_holds_until_the_last_fit_leaves(monkeypatch):
         t.join(20)
     assert events == ["limit", "second inside", "second left", "first leaves", "restore"]
     assert _jit._blas_users == 0
-    with _jit.single_threaded_blas(1):  # one thread: BLAS is left alone
+    with _jit.single_threaded_blas():  # alone again: limited and restored again
         pass
-    assert events[-1] == "restore" and len(events) == 5
+    assert events[5:] == ["limit", "restore"]

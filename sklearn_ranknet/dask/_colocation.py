@@ -241,3 +241,36 @@ def _get_client(client):
             "Create one first (distributed.Client(...) makes itself the default) or pass "
             "client=... to the ranker."
         ) from exc
+
+
+def _row_count(client, collection):
+    """The number of rows of a dask collection (or of anything with a
+    length), counted on the cluster when its chunks' sizes are unknown."""
+    if isinstance(collection, da.Array):
+        if not np.isnan(collection.shape[0]):
+            return int(collection.shape[0])
+        if collection.ndim == 2:  # one block per row chunk
+            collection = collection[:, 0]
+        counts = collection.map_blocks(lambda block: np.array([len(block)]), chunks=(1,), dtype=np.int64)
+        return int(_computed(client, counts.sum())[0])
+    if isinstance(collection, (dd.Series, dd.DataFrame)):
+        # The lengths themselves, summed here: dask before 2025 (seen:
+        # 2024.1, 2024.12) cannot sum map_partitions(len) on the cluster.
+        return int(np.sum(_computed(client, collection.map_partitions(len))[0]))
+    return len(collection)
+
+
+#: The share of the smallest worker's memory limit that the training
+#: features may take for a fit to gather them on that worker: the in-memory
+#: fit holds them several times over (the gathered frame, X, the encoded
+#: inputs and a minibatch's activations).
+_ONE_WORKER_SHARE = 1 / 8
+#: The budget when the workers have no memory limit.
+_UNLIMITED_WORKER_BUDGET = 2**30
+
+
+def _one_worker_budget(client):
+    """Bytes of training features one worker can take for a gathered fit."""
+    limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
+    limits = [limit for limit in limits if limit > 0]
+    return int(min(limits) * _ONE_WORKER_SHARE) if limits else _UNLIMITED_WORKER_BUDGET

@@ -12,9 +12,24 @@ partitioned_by_query : bool, default=False
     Whether every partition of the data already holds whole queries: then
     ``fit`` and ``score`` skip the shuffle that co-locates each query's
     rows, and a query found in two partitions is a ``ValueError``. See
-    :ref:`dask_colocation`."""
+    :ref:`dask_colocation`.
+single_worker : {"auto"} or bool, default="auto"
+    Whether ``fit`` gathers the training rows on one worker and fits the
+    in-memory ranker there (the same model, to the bit, as the in-memory
+    fit on the same rows in the same order), instead of training
+    data-parallel over the partitions. "auto" gathers when the training
+    features take at most an eighth of the smallest worker's memory limit
+    (1 GiB when the workers have none); ``True`` always gathers and
+    ``False`` never does. ``predict`` and ``score`` run over the partitions
+    either way."""
 
 _NOTES = """\
+Data that fits one worker (``single_worker="auto"``) is gathered there and
+fitted by the in-memory ranker, with every "auto" rule and parameter
+meaning what it means in memory: the model does not depend on the
+partitioning. The rest of these notes are about larger data, trained
+data-parallel.
+
 Training is data-parallel local SGD with parameter averaging: one round per
 epoch, in which every partition runs an epoch of minibatch steps over its
 own queries from the averaged parameters, and the client averages them,

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_feature_names, _check_n_features, _get_feature_names, check_is_fitted
 
@@ -27,7 +28,9 @@ from .._twins import announce
 from .._validation import label_remedy
 from .._validation_set import validation_input, validation_set
 from . import _training
-from ._colocation import _Y, _colocated, _computed, _get_client, _is_dask, _numpy_dtype, _zipped
+from ._colocation import (
+    _Y, _colocated, _get_client, _is_dask, _numpy_dtype, _one_worker_budget, _row_count, _zipped,
+)
 from ._docs import _docstring
 from ._metrics import _query_mean
 
@@ -55,7 +58,7 @@ def _scores_dtype(model_dtype, input_dtypes):
 
 
 #: Attributes of a Dask ranker that its in-memory twin does not get.
-_DASK_ONLY = ("_fit_timings",)
+_DASK_ONLY = ("_fit_timings", "single_worker_")
 
 
 class _DaskRanker:
@@ -63,12 +66,14 @@ class _DaskRanker:
     collections, lazy predict, distributed score, to_local."""
 
     _local_class = None
+    _RESOLVED_OUTSIDE_TRAINING = ("single_worker",)
 
     def _store(self, arguments):
         # __init__ only stores its arguments, as scikit-learn asks.
         arguments = {k: v for k, v in arguments.items() if k not in ("self", "__class__")}
         self.client = arguments.pop("client")
         self.partitioned_by_query = arguments.pop("partitioned_by_query")
+        self.single_worker = arguments.pop("single_worker")
         self._local_class.__init__(self, **arguments)
 
     @property
@@ -97,7 +102,7 @@ class _DaskRanker:
 
     def _local_params(self):
         params = self.get_params(deep=False)
-        del params["client"], params["partitioned_by_query"]
+        del params["client"], params["partitioned_by_query"], params["single_worker"]
         return params
 
     def to_local(self):
@@ -107,8 +112,9 @@ class _DaskRanker:
         -------
         ranker : RankNetRanker, LambdaRankRanker or ListNetRanker
             The in-memory ranker of the same class, with the same
-            hyperparameters (but ``client`` and ``partitioned_by_query``) and
-            a copy of the fitted state: its ``predict`` gives the same scores.
+            hyperparameters (but ``client``, ``partitioned_by_query`` and
+            ``single_worker``) and a copy of the fitted state: its
+            ``predict`` gives the same scores.
         """
         check_is_fitted(self, "coefs_")
         params = self.get_params(deep=False)
@@ -194,10 +200,14 @@ class _DaskRanker:
             if not first_call:
                 self._check_same_network()  # warm_start continues the fitted network
             given = validation_input(self, *(_in_memory(v) for v in (X_val, y_val, groups_val, sample_weight_val)))
-            shards = self._shards(client, X, y, groups, sample_weight, first_call)
+            frame, dtype = self._training_frame(X, y, groups, sample_weight, first_call)
             validation = None if given is None else validation_set(
                 self, given, None, exponential_gain=self._uses_exponential_gain(), remedy=label_remedy(self),
             )
+            if self._fits_on_one_worker(client, X, dtype):
+                self._fit_on_one_worker(client, frame, dtype, sample_weight is not None, given, first_call)
+                return self
+            shards = self._shards(client, frame, dtype, sample_weight is not None)
             history = self._history()
             request = _training.FitRequest(
                 params=self._local_params(), rules=self._AUTO, n_features=self.n_features_in_,
@@ -207,10 +217,13 @@ class _DaskRanker:
             )
             model, resolved, self._fit_timings = _training.fit(client, shards, request)
             self._publish(model, history, resolved)
+            self.single_worker_ = False
         return self
 
-    def _shards(self, client, X, y, groups, sample_weight, first_call):
-        """Futures of the co-located shards of the training data."""
+    def _training_frame(self, X, y, groups, sample_weight, first_call):
+        """The training data zipped into one dask DataFrame (see
+        ``_colocation._zipped``) and the dtype it trains in, after the
+        checks the client can make before any row is read."""
         if not _is_dask(X):
             raise TypeError(
                 f"X must be a dask Array or DataFrame; got {type(X).__name__}. For data in "
@@ -242,6 +255,49 @@ class _DaskRanker:
         _check_feature_names(self, meta_features, reset=first_call)
         if not first_call:
             dtype = self._model.dtype  # a model keeps its precision
+        return frame, dtype
+
+    def _fits_on_one_worker(self, client, X, dtype):
+        """Whether this fit gathers the data on one worker (``single_worker``)."""
+        if self.single_worker != "auto":
+            return self.single_worker
+        n_rows = _row_count(client, X)  # a pass over the rows when their number is unknown
+        return n_rows * self.n_features_in_ * np.dtype(dtype).itemsize <= _one_worker_budget(client)
+
+    def _fit_on_one_worker(self, client, frame, dtype, weighted, given, first_call):
+        """Fit the in-memory ranker on one worker, on every row in input
+        order, and take its fitted state: the in-memory fit, to the bit
+        (with BLAS on the worker's threads)."""
+        if first_call:
+            local = self._local_class(**{**self._local_params(), "query_column": None})
+        else:  # warm_start goes on from the fitted network and random stream
+            local = self.to_local().set_params(query_column=None)
+        names = getattr(self, "feature_names_in_", None)
+        validation = None
+        if given is not None:
+            X_val = given.X
+            if hasattr(X_val, "iloc") and names is None:  # named after unnamed training rows: warned above
+                X_val = X_val.to_numpy()
+            validation = {"X_val": X_val, "y_val": given.y, "groups_val": given.groups,
+                          "sample_weight_val": given.sample_weight}
+        task = dask.delayed(_training.fit_gathered, pure=False)(
+            frame.to_delayed(), local, [f"f{j}" for j in range(self.n_features_in_)], names, dtype, weighted,
+            validation,
+        )
+        fitted, caught, printed, seconds = client.compute(task).result()
+        if printed:
+            print(printed, end="")
+        for message, category in caught:  # raised on the worker, where no one would see them
+            warnings.warn(message, category, stacklevel=3)  # the caller of fit
+        params = self.get_params(deep=False)
+        for name, value in vars(fitted).items():
+            if name not in params and name not in ("n_features_in_", "feature_names_in_"):
+                setattr(self, name, value)
+        self._fit_timings = {"prepare_s": 0.0, "train_s": seconds}
+        self.single_worker_ = True
+
+    def _shards(self, client, frame, dtype, weighted):
+        """Futures of the co-located shards of the training data."""
         spec = _training.ShardSpec(
             self._objective_factory(None), self._uses_exponential_gain(), label_remedy(self),
             type(self).__name__, self.feature_scaling,
@@ -249,7 +305,7 @@ class _DaskRanker:
         columns = [f"f{j}" for j in range(self.n_features_in_)]
         make = dask.delayed(_training.make_shard, pure=False)
         parts = _colocated(frame, self.partitioned_by_query)
-        return client.compute([make(p, spec, columns, dtype, sample_weight is not None) for p in parts])
+        return client.compute([make(p, spec, columns, dtype, weighted) for p in parts])
 
     def predict(self, X):
         """Score every row, lazily: one task per partition.
@@ -337,15 +393,7 @@ class _DaskRanker:
         check_is_fitted(self, "coefs_")
         scores = self.predict(X)
         if groups is None and self.query_column is None:
-            if isinstance(y, da.Array):  # chunks of unknown size are counted on the cluster
-                counts = y.map_blocks(lambda block: np.array([len(block)]), chunks=(1,), dtype=np.int64)
-                n_rows = y.shape[0] if not np.isnan(y.shape[0]) else _computed(self.client, counts.sum())[0]
-            elif isinstance(y, (dd.Series, dd.DataFrame)):
-                # The lengths themselves, summed here: dask before 2025 (seen:
-                # 2024.1, 2024.12) cannot sum map_partitions(len) on the cluster.
-                n_rows = np.sum(_computed(self.client, y.map_partitions(len))[0])
-            else:  # not a dask collection: the error says so once the groups are there
-                n_rows = len(y)
+            n_rows = _row_count(self.client, y)  # not a dask collection: the error says so with the groups
             check_groups_for_score(None, int(n_rows), type(self).__name__)
         return _query_mean(
             "ndcg", y, scores, groups=groups, sample_weight=sample_weight, k=SCORE_K,
@@ -362,6 +410,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         **LambdaRankRanker._parameter_constraints,
         "client": "no_validation",
         "partitioned_by_query": ["boolean"],
+        "single_worker": [StrOptions({"auto"}), "boolean"],
     }
 
     def __init__(
@@ -398,6 +447,7 @@ class DaskLambdaRankRanker(_DaskRanker, LambdaRankRanker):
         normalize_lambdas="auto",
         client=None,
         partitioned_by_query=False,
+        single_worker="auto",
     ):
         self._store(locals())
 
@@ -408,6 +458,7 @@ class DaskRankNetRanker(_DaskRanker, RankNetRanker):
         **RankNetRanker._parameter_constraints,
         "client": "no_validation",
         "partitioned_by_query": ["boolean"],
+        "single_worker": [StrOptions({"auto"}), "boolean"],
     }
 
     def __init__(
@@ -440,6 +491,7 @@ class DaskRankNetRanker(_DaskRanker, RankNetRanker):
         pair_targets="hard",
         client=None,
         partitioned_by_query=False,
+        single_worker="auto",
     ):
         self._store(locals())
 
@@ -450,6 +502,7 @@ class DaskListNetRanker(_DaskRanker, ListNetRanker):
         **ListNetRanker._parameter_constraints,
         "client": "no_validation",
         "partitioned_by_query": ["boolean"],
+        "single_worker": [StrOptions({"auto"}), "boolean"],
     }
 
     def __init__(
@@ -482,6 +535,7 @@ class DaskListNetRanker(_DaskRanker, ListNetRanker):
         gain="exponential",
         client=None,
         partitioned_by_query=False,
+        single_worker="auto",
     ):
         self._store(locals())
 

@@ -33,11 +33,15 @@ al.'s pairwise formula.
 This module imports no Dask: it calls the client it is given.
 """
 
+import contextlib
 import copy
+import io
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from sklearn.utils import check_array
 from sklearn.utils.validation import assert_all_finite
 
@@ -227,6 +231,28 @@ def make_shard(frame, spec, feature_columns, dtype, weighted):
     return Shard(spec, X, y, groups, weights)
 
 
+def fit_gathered(parts, ranker, feature_columns, feature_names, dtype, weighted, validation):
+    """Fit the in-memory ``ranker`` on every partition (pandas DataFrames
+    made by ``sklearn_ranknet.dask``, in input order) gathered on this
+    worker. Returns the fitted ranker, the warnings the fit raised and what
+    it printed (for the client to pass on) and its seconds."""
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    X = frame[feature_columns].to_numpy(dtype=dtype)
+    if feature_names is not None:
+        X = pd.DataFrame(X, columns=feature_names, copy=False)
+    y = frame["__y__"].to_numpy(dtype=np.float64)
+    groups = frame["__qid__"].to_numpy()
+    weights = frame["__w__"].to_numpy(dtype=np.float64) if weighted else None
+    del frame, parts
+    printed = io.StringIO()
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed):
+        warnings.simplefilter("always")
+        ranker.fit(X, y, groups, weights, **(validation or {}))
+    seconds = time.perf_counter() - start
+    return ranker, [(w.message, w.category) for w in caught], printed.getvalue(), seconds
+
+
 def shard_summary(shard, edge_rows, scaling_kind):
     return shard.summary(scaling_kind, edge_rows)
 
@@ -277,7 +303,7 @@ def local_epoch(shard, params, optimizer_state, seed):
     order = state.random_state.permutation(train.n_queries)
     batch_size = min(shard.training.batch_size, train.n_queries)
     state.noise = noise_table(model, state, train, batch_size, -(-train.n_queries // batch_size))
-    with single_threaded_blas(state.n_threads):
+    with single_threaded_blas():
         for positions, queries, offsets in _epoch_batches(train, order, batch_size):
             _step(model, state, train, positions, queries, offsets)
     return model.params, _detached(state.optimizer), state.t
@@ -289,7 +315,7 @@ def evaluate(shard, params, gain):
     (either None when the shard has none)."""
     model, state = shard.model_and_state(params, 0)
     costs = values = None
-    with single_threaded_blas(state.n_threads):
+    with single_threaded_blas():
         if shard.loss is not None:
             costs = query_costs(model, shard.loss, state.n_threads)
         if shard.val is not None:
