@@ -44,6 +44,7 @@ from ._metadata_columns import features_and_metadata
 from ._ranknet import RankNetRanker
 from ._stack import can_stack, fit_together
 from ._validation import float_column
+from ._validation_set import validation_input
 
 #: The grid when ``param_grid`` is None: the penalty, over the span of the
 #: rankers' defaults ("auto": 5 and 15; RankNet 1.5, ListNet 15).
@@ -78,7 +79,10 @@ class _RankerCV:
         params = {name: value for name, value in self.get_params(deep=False).items() if name not in _OWN}
         return clone(clone(self._ranker_class(**params)).set_params(**settings))
 
-    def fit(self, X, y, groups=None, sample_weight=None, positions=None, propensities=None, **unexpected):
+    def fit(
+        self, X, y, groups=None, sample_weight=None, positions=None, propensities=None, *, X_val=None,
+        y_val=None, groups_val=None, sample_weight_val=None, **unexpected,
+    ):
         """Score every setting of ``param_grid`` on every fold, then fit the
         best one on all the data.
 
@@ -107,6 +111,12 @@ class _RankerCV:
         propensities : array-like of shape (n_positions,), default=None
             Known propensities of the ranks, with ``positions``, as in the
             ranker's ``fit``.
+        X_val, y_val, groups_val, sample_weight_val : array-like, default=None
+            A validation set for early stopping, as in the ranker's ``fit``
+            (with ``X``'s columns): every fold's fits and the refit stop on
+            it, as ``GridSearchCV`` passes fit parameters to every fit. The
+            folds still score their held-out queries. Fits with a
+            validation set train one by one rather than together.
         **unexpected : dict
             No other keyword argument is taken. LightGBM's and XGBoost's
             (``group=``, ``qid=``, ``eval_set=``) get a ``TypeError`` that
@@ -120,6 +130,7 @@ class _RankerCV:
         refuse_unexpected_keywords(type(self).__name__, "fit", unexpected)
         self._validate_params()
         features, query_ids, positions = features_and_metadata(X, groups, positions, self)
+        validation = validation_input(self, X_val, y_val, groups_val, sample_weight_val)
         # Arrays the folds can be cut from (the rankers validate each fold
         # as they validate any X; the refit gets X as it was given).
         features, y = check_X_y(features, y, accept_sparse="csr", dtype=None, ensure_all_finite=False)
@@ -140,6 +151,11 @@ class _RankerCV:
         check_propensities_have_positions(positions, propensities)
         splits = list(splitter.split(features, y, query_ids if grouped else None))
         query_ids = np.asarray(query_ids)
+        # The fold rankers see arrays (the columns as ``features``): so does their validation set.
+        fold_validation = None if validation is None else {
+            "X_val": validation.X.to_numpy() if hasattr(validation.X, "iloc") else validation.X,
+            "y_val": validation.y, "groups_val": validation.groups, "sample_weight_val": validation.sample_weight,
+        }
         n_settings = len(grid)
         failures = {}  # id(fold ranker) -> the error its fit raised, as GridSearchCV's error_score=nan
         test_scores = np.empty((n_settings, len(splits)))
@@ -149,7 +165,7 @@ class _RankerCV:
             fold_fit = _FoldData(features, y, query_ids, weights, train, positions)
             fold_test = _FoldData(features, y, query_ids, weights, test)
             rankers = [self._ranker(query_column=None, position_column=None, **setting) for setting in grid]
-            for indices, seconds in self._fit_fold(rankers, fold_fit, failures, propensities):
+            for indices, seconds in self._fit_fold(rankers, fold_fit, failures, propensities, fold_validation):
                 fit_times[indices, fold] = seconds
             for i, ranker in enumerate(rankers):
                 started = time.perf_counter()
@@ -165,7 +181,11 @@ class _RankerCV:
         started = time.perf_counter()
         refit_groups = groups if grouped else query_ids  # warned once already
         click_log = {} if positions is None else {"positions": positions, "propensities": propensities}
-        best = self._ranker(**self.best_params_).fit(X, y, refit_groups, sample_weight, **click_log)
+        given_validation = {"X_val": X_val, "y_val": y_val, "groups_val": groups_val,
+                            "sample_weight_val": sample_weight_val}
+        best = self._ranker(**self.best_params_).fit(
+            X, y, refit_groups, sample_weight, **click_log, **given_validation,
+        )
         self.refit_time_ = time.perf_counter() - started
         params = best.get_params(deep=False)
         self.__dict__.update({k: v for k, v in best.__dict__.items() if k not in params})
@@ -197,17 +217,19 @@ class _RankerCV:
     def _scorer(self):
         return None if self.scoring is None else check_scoring(self._ranker(), scoring=self.scoring)
 
-    def _fit_fold(self, rankers, data, failures, propensities=None):
+    def _fit_fold(self, rankers, data, failures, propensities=None, validation=None):
         """Fit the rankers of one fold, in passes of networks that can
         share one; yields (ranker indices, seconds per ranker) per pass.
         A fit that raises is recorded in ``failures``. On a click log each
-        ranker fits on its own (its fit is several fits in turns)."""
-        if data.positions is not None:
+        ranker fits on its own (its fit is several fits in turns), and so
+        does a fit on a validation set of the user's (``_stack.can_stack``)."""
+        if data.positions is not None or validation is not None:
+            click_log = {} if data.positions is None else {"positions": data.positions,
+                                                           "propensities": propensities}
             for i, ranker in enumerate(rankers):
                 started = time.perf_counter()
                 try:
-                    ranker.fit(data.X, data.y, data.groups, data.sample_weight, positions=data.positions,
-                               propensities=propensities)
+                    ranker.fit(data.X, data.y, data.groups, data.sample_weight, **click_log, **(validation or {}))
                 except Exception as error:
                     failures[id(ranker)] = error
                 yield [i], time.perf_counter() - started

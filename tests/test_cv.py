@@ -232,3 +232,49 @@ def test_a_member_whose_weights_overflow_fails_the_bag_as_its_fit_would():
     X, y, groups = _data()
     with pytest.raises(ValueError, match="non-finite weights"):
         BaggingRanker(LambdaRankRanker(**dict(FIXED, learning_rate_init=1e300)), n_estimators=2).fit(X, y, groups)
+
+
+def test_a_validation_set_reaches_every_fold_and_the_refit_as_in_gridsearchcv():
+    """fit(X_val=...): every fold's fits and the refit stop early on it, as
+    GridSearchCV passes fit parameters to every fit (routed there)."""
+    X, y, groups = _data()
+    X_val, y_val, groups_val = _data(12, seed=1)
+    validation = {"X_val": X_val, "y_val": y_val, "groups_val": groups_val}
+    grid = {"alpha": [0.5, 20.0]}
+    with sklearn.config_context(enable_metadata_routing=True):
+        ranker = LambdaRankRanker(**FIXED).set_fit_request(X_val=True, y_val=True, groups_val=True)
+        expected = GridSearchCV(ranker, grid, cv=GroupKFold(3), scoring=ndcg_scorer(10))
+        expected.fit(X, y, groups=groups, **validation)
+    search = LambdaRankRankerCV(grid, cv=GroupKFold(3), scoring=ndcg_scorer(10), **FIXED).fit(
+        X, y, groups, **validation)
+    for fold in range(3):
+        key = f"split{fold}_test_score"
+        np.testing.assert_allclose(search.cv_results_[key], expected.cv_results_[key], rtol=RTOL)
+    best = expected.best_estimator_
+    assert search.early_stopping_ is True and search.validation_scores_ == pytest.approx(best.validation_scores_)
+    np.testing.assert_allclose(search.predict(X), best.predict(X), rtol=RTOL, atol=ATOL)
+    plain = LambdaRankRankerCV(grid, cv=GroupKFold(3), scoring=ndcg_scorer(10), **FIXED).fit(X, y, groups)
+    assert plain.validation_scores_ is None or plain.validation_scores_ != search.validation_scores_
+
+
+def test_a_validation_set_with_a_query_column_and_dataframes():
+    pd = pytest.importorskip("pandas")
+    X, y, groups = _data()
+    X_val, y_val, groups_val = _data(12, seed=1)
+    columns = [f"x{j}" for j in range(X.shape[1])]
+    frame, frame_val = pd.DataFrame(X, columns=columns), pd.DataFrame(X_val, columns=columns)
+    frame.insert(0, "qid", groups)
+    frame_val.insert(0, "qid", groups_val)
+    grid = {"alpha": [0.5, 20.0]}
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*feature names")  # the fold fits see arrays
+        by_column = LambdaRankRankerCV(grid, cv=3, query_column="qid", **FIXED).fit(frame, y, X_val=frame_val,
+                                                                                   y_val=y_val)
+    by_groups = LambdaRankRankerCV(grid, cv=3, **FIXED).fit(X, y, groups, X_val=X_val, y_val=y_val,
+                                                           groups_val=groups_val)
+    np.testing.assert_allclose(by_column.cv_results_["mean_test_score"], by_groups.cv_results_["mean_test_score"],
+                               rtol=RTOL)
+    assert list(by_column.feature_names_in_) == columns
+    np.testing.assert_allclose(by_column.predict(frame), by_groups.predict(X), rtol=RTOL, atol=ATOL)
+    with pytest.raises(ValueError, match="early_stopping=False"):
+        LambdaRankRankerCV(grid, early_stopping=False, **FIXED).fit(X, y, groups, X_val=X_val, y_val=y_val)
