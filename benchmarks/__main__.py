@@ -19,6 +19,8 @@
                  the package leaves them against one BLAS thread
 - ``missing``:   default fits on data with 10-60 % of values missing, at random and not,
                  against LightGBM's native missing values
+- ``dask_defaults``: default Dask fits in 2, 4 and 8 partitions against the in-memory fit
+                 (small data gathered on one worker, large data data-parallel)
 
 Each suite writes NAME.json, NAME.md and NAME.png into the output folder (default
 ``benchmarks/results``, or ``benchmarks/results/quick`` with ``--quick``) through the
@@ -36,7 +38,7 @@ import sys
 from ._harness import ROOT, Harness
 
 SUITES = ("lambdas", "metrics", "quality", "scale", "coldstart", "inputs", "dask", "selection", "clicks", "busy",
-          "missing")
+          "missing", "dask_defaults")
 
 
 def main(argv=None):

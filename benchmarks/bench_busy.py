@@ -1,6 +1,8 @@
-"""Busy machine: default fits beside a process that keeps a core busy, BLAS's threads as left or one.
+"""Busy machine: default fits beside a process that keeps a core busy, BLAS on one thread or its own.
 
-Each fit runs with BLAS's threads as the package leaves them and with BLAS held to one thread.
+Every fit holds BLAS to one thread (``_jit.single_threaded_blas``, issue 54 D6); each workload
+is also timed with BLAS's own threads (the policy before it: ``_jit._one_blas_thread`` replaced
+by a context that does nothing, for the timed fit only).
 
 ``python -m benchmarks --only busy`` (``--quick``: one round of the small workload).
 
@@ -15,12 +17,13 @@ Workloads, each a default fit after a warm-up fit (JIT compiled):
 - ``Yahoo sample``: ``LambdaRankRanker()`` on ``rank.train`` (skipped without the sample).
 
 Conditions: quiet, or busy (a second process spinning ``while True: pass`` from before the fit to
-after it), each with BLAS as the package leaves it and with ``threadpool_limits(1, "blas")`` around
-the fit. The four conditions of a round run one after the other; the median of 5 rounds (1 with
-``--quick``). Target: busy, the package's default within 10 % of BLAS on one thread (the noise of
-these figures); reported beside it, the quiet ratio (the default should not be slower there either).
+after it), each with the package's default (BLAS on one thread) and with BLAS's own threads. The
+four conditions of a round run one after the other; the median of 5 rounds (1 with ``--quick``).
+Targets: busy, the default no slower than BLAS's own threads, and quiet, the default within 10 %
+of them (the noise of these figures; the issue asks for "unchanged on a quiet machine").
 """
 
+import contextlib
 import multiprocessing
 import statistics
 import time
@@ -29,8 +32,8 @@ from ._harness import ROOT
 
 YAHOO = ROOT.parent / "shared" / "data" / "yahoo-ltr-sample"
 TARGET_RATIO = 1.10
-CONDITIONS = (("quiet", False, False), ("quiet, BLAS 1 thread", False, True),
-              ("busy", True, False), ("busy, BLAS 1 thread", True, True))
+CONDITIONS = (("quiet", False, False), ("quiet, BLAS's threads", False, True),
+              ("busy", True, False), ("busy, BLAS's threads", True, True))
 
 
 def _spin():
@@ -52,24 +55,23 @@ def _workloads(quick):
     return made
 
 
-def _timed(fit, busy, one_blas_thread):
-    from threadpoolctl import threadpool_limits
+def _timed(fit, busy, blas_threads):
+    from sklearn_ranknet import _jit
 
     spinner = None
     if busy:
         spinner = multiprocessing.get_context("spawn").Process(target=_spin, daemon=True)
         spinner.start()
         time.sleep(0.5)  # running before the fit starts
+    one_blas_thread = _jit._one_blas_thread
     try:
-        if one_blas_thread:
-            with threadpool_limits(1, user_api="blas"):
-                started = time.perf_counter()
-                fit()
-        else:
-            started = time.perf_counter()
-            fit()
+        if blas_threads:
+            _jit._one_blas_thread = contextlib.nullcontext
+        started = time.perf_counter()
+        fit()
         return time.perf_counter() - started
     finally:
+        _jit._one_blas_thread = one_blas_thread
         if spinner is not None:
             spinner.terminate()
             spinner.join()
@@ -87,10 +89,12 @@ def run(h):
         medians = {label: statistics.median(values) for label, values in seconds.items()}
         h.say(f"{name}: " + ", ".join(f"{label} {value:.2f} s" for label, value in medians.items()))
         rows.append({"workload": name, **{label: medians[label] for label in medians},
-                     "busy ratio": medians["busy"] / medians["busy, BLAS 1 thread"],
-                     "quiet ratio": medians["quiet"] / medians["quiet, BLAS 1 thread"]})
-        h.target(f"{name}: busy fit time, package default / BLAS on one thread", rows[-1]["busy ratio"],
-                 TARGET_RATIO)
+                     "busy ratio": medians["busy"] / medians["busy, BLAS's threads"],
+                     "quiet ratio": medians["quiet"] / medians["quiet, BLAS's threads"]})
+        h.target(f"{name}: busy fit time, default (BLAS on one thread) / BLAS's own threads",
+                 rows[-1]["busy ratio"], 1.0)
+        h.target(f"{name}: quiet fit time, default (BLAS on one thread) / BLAS's own threads",
+                 rows[-1]["quiet ratio"], TARGET_RATIO)
     columns = {"workload": "workload", **{f"{label} (s)": label for label, _, _ in CONDITIONS},
-               "busy: default / 1 thread": "busy ratio", "quiet: default / 1 thread": "quiet ratio"}
+               "busy: default / BLAS's threads": "busy ratio", "quiet: default / BLAS's threads": "quiet ratio"}
     h.table(f"Default fits, median of {rounds} round{'s' if rounds > 1 else ''}", rows, columns)

@@ -54,6 +54,9 @@ SHAPE = dict(n_features=40, n_informative=10)
 # No weight averaging on either side: the Dask rankers do not average, and
 # the in-memory fits with early_stopping=False would under "auto".
 PARAMS = dict(hidden_layer_sizes=(64,), ema_momentum=0.0, random_state=0)
+# This suite measures the data-parallel training: small data would otherwise be gathered on
+# one worker (single_worker="auto"; the dask_defaults suite measures that).
+DATA_PARALLEL = dict(single_worker=False)
 
 
 def whole_query_chunks(qid, n_chunks):
@@ -184,7 +187,7 @@ def run(h):
         h.say("warm-up fit on the cluster")
         X, y, qid = make_ranking(60, **SHAPE, random_state=0)
         dX, dy, dq = dask_arrays(X, y, qid, 400)
-        timed_fit(DaskLambdaRankRanker(**PARAMS, max_iter=2), dX, dy, groups=dq)
+        timed_fit(DaskLambdaRankRanker(**PARAMS, **DATA_PARALLEL, max_iter=2), dX, dy, groups=dq)
         timed_fit(LambdaRankRanker(**PARAMS, max_iter=2), X, y, groups=qid)
         fits, designs = [], []
         for n_queries in sizes:
@@ -196,15 +199,15 @@ def run(h):
                 ranker = LambdaRankRanker(**PARAMS, n_jobs=n_jobs, early_stopping=True)
                 fits.append(row(name, ranker, timed_fit(ranker, X, y, groups=qid), test, n_queries))
             dX, dy, dq = dask_arrays(X, y, qid, cut)
-            ranker = DaskLambdaRankRanker(**PARAMS, early_stopping=True)
+            ranker = DaskLambdaRankRanker(**PARAMS, **DATA_PARALLEL, early_stopping=True)
             fits.append(row("Dask, 4 chunks cutting queries (shuffle)", ranker,
                             timed_fit(ranker, dX, dy, groups=dq), test, n_queries))
             shuffled = fits[-1]
-            ranker = DaskLambdaRankRanker(**PARAMS, early_stopping=True, learning_rate_init=2e-3)
+            ranker = DaskLambdaRankRanker(**PARAMS, **DATA_PARALLEL, early_stopping=True, learning_rate_init=2e-3)
             fits.append(row("Dask, 4 chunks, learning_rate_init x sqrt(4)", ranker,
                             timed_fit(ranker, dX, dy, groups=dq), test, n_queries))
             dX, dy, dq = dask_arrays(X, y, qid, whole)
-            ranker = DaskLambdaRankRanker(**PARAMS, early_stopping=True, partitioned_by_query=True)
+            ranker = DaskLambdaRankRanker(**PARAMS, **DATA_PARALLEL, early_stopping=True, partitioned_by_query=True)
             fits.append(row("Dask, 2 whole-query chunks (no shuffle)", ranker,
                             timed_fit(ranker, dX, dy, groups=dq), test, n_queries))
             unshuffled = fits[-1]
@@ -217,7 +220,7 @@ def run(h):
             designs.append(row("in memory", ranker, timed_fit(ranker, X, y, groups=qid), test, n_queries))
             # (Synchronous averaged gradients, the design not taken, were
             # measured here too until 2026-12: docs/benchmarks.md, "Dask".)
-            ranker = DaskLambdaRankRanker(**fixed, partitioned_by_query=True)
+            ranker = DaskLambdaRankRanker(**fixed, **DATA_PARALLEL, partitioned_by_query=True)
             designs.append(row("local SGD, averaged parameters", ranker,
                                timed_fit(ranker, dX, dy, groups=dq), test, n_queries))
     finally:

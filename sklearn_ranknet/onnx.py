@@ -106,6 +106,7 @@ Examples
 True
 """
 
+import functools
 import warnings
 
 import numpy as np
@@ -714,11 +715,13 @@ def to_onnx(model, X=None, **kwargs):
     """Convert a fitted ranker (or a Pipeline ending in one) to ONNX, from a
     dense or a sparse sample.
 
-    ``skl2onnx.to_onnx`` with a CSR sample (what :func:`~sklearn_ranknet.datasets.load_letor`
-    returns) fails to guess the input type. This function reads the
-    sample's width and dtype instead and calls ``skl2onnx.to_onnx`` with
-    them as ``initial_types``; any other sample, and every keyword, goes to
-    ``skl2onnx.to_onnx`` unchanged. The graph takes dense rows either way.
+    skl2onnx cannot guess the input type of a CSR sample (what
+    :func:`~sklearn_ranknet.datasets.load_letor` returns) by itself. This
+    function reads the sample's width and dtype instead and calls
+    ``skl2onnx.to_onnx`` with them as ``initial_types``; any other sample,
+    and every keyword, goes to ``skl2onnx.to_onnx`` unchanged. The graph
+    takes dense rows either way. Importing this module teaches
+    ``skl2onnx.to_onnx`` the same rule, so both calls give one graph.
 
     Parameters
     ----------
@@ -749,15 +752,47 @@ def to_onnx(model, X=None, **kwargs):
     True
     """
     if X is not None and sp.issparse(X) and kwargs.get("initial_types") is None:
-        tensor = _SAMPLE_TYPES.get(np.dtype(X.dtype))
-        if tensor is None:
-            raise TypeError(
-                f"The sample's dtype is {X.dtype}; give one of float32 (the usual choice), "
-                "float64, int64 or bool, e.g. X[:1].astype(np.float32)."
-            )
-        kwargs["initial_types"] = [("X", tensor([None, X.shape[1]]))]
+        kwargs["initial_types"] = _sparse_sample_types(X)
         X = None
     return skl2onnx.to_onnx(model, X, **kwargs)
+
+
+def _sparse_sample_types(X):
+    """skl2onnx's ``initial_types`` for a sparse sample: one dense input of
+    its width, in the type skl2onnx gives a dense sample of its dtype."""
+    tensor = _SAMPLE_TYPES.get(np.dtype(X.dtype))
+    if tensor is None:
+        raise TypeError(
+            f"The sample's dtype is {X.dtype}; give one of float32 (the usual choice), "
+            "float64, int64 or bool, e.g. X[:1].astype(np.float32)."
+        )
+    return [("X", tensor([None, X.shape[1]]))]
+
+
+def _read_sparse_samples():
+    """Teach ``skl2onnx.to_onnx`` to read a sparse sample's width and dtype.
+
+    skl2onnx guesses the input type of ``to_onnx(model, X)`` in
+    ``skl2onnx.algebra.type_helper.guess_initial_types``, which takes
+    ndarrays and DataFrames only (its ``_guess_type`` takes a COO matrix,
+    but that function is not reached). The wrapper answers a sparse sample
+    as :func:`to_onnx` does and passes everything else on unchanged, for
+    any model. Should a skl2onnx release move the function, nothing is
+    wrapped and :func:`to_onnx` still does the job."""
+    from skl2onnx.algebra import type_helper
+
+    guess = getattr(type_helper, "guess_initial_types", None)
+    if guess is None or getattr(guess, "reads_sparse_samples", False):
+        return
+
+    @functools.wraps(guess)
+    def guess_initial_types(X, initial_types=None):
+        if initial_types is None and X is not None and sp.issparse(X):
+            return _sparse_sample_types(X)
+        return guess(X, initial_types)
+
+    guess_initial_types.reads_sparse_samples = True
+    type_helper.guess_initial_types = guess_initial_types
 
 
 # ----------------------------------------------------------------------
@@ -816,5 +851,6 @@ def _register_ranker(cls, alias):
 
 
 register_converters()
+_read_sparse_samples()
 # A twin announced after this module was imported is registered then.
 subscribe(lambda cls: _register_ranker(cls, _twin_alias(cls)))

@@ -457,19 +457,28 @@ def test_wrong_number_of_columns_is_refused(data, fitted):
         skl2onnx.to_onnx(fitted, data[0][:1, :4].astype(np.float32))
 
 
+@pytest.mark.parametrize("convert", ["skl2onnx", "sklearn_ranknet"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_export_from_a_csr_sample(data, dtype):
-    """skl2onnx cannot guess the type of a CSR sample (load_letor's);
-    sklearn_ranknet.onnx.to_onnx reads its dtype and width."""
-    from sklearn_ranknet.onnx import to_onnx
+def test_export_from_a_csr_sample(data, dtype, convert):
+    """A CSR sample (load_letor's), which skl2onnx alone cannot guess the
+    type of: skl2onnx.to_onnx (taught by importing sklearn_ranknet.onnx)
+    and sklearn_ranknet.onnx.to_onnx read its dtype and width, and give the
+    graph of the dense sample."""
+    import sklearn_ranknet.onnx
 
+    to_onnx = skl2onnx.to_onnx if convert == "skl2onnx" else sklearn_ranknet.onnx.to_onnx
     X, y, qid = data
     X_csr = sp.csr_matrix(X.astype(dtype))
     model = fit(LambdaRankRanker, X_csr, y, qid)
     onx = to_onnx(model, X_csr[:1])
+    assert onx.graph.input[0].type.tensor_type.shape.dim[1].dim_value == X.shape[1]
+    assert onx.SerializeToString() == skl2onnx.to_onnx(model, X_csr[:1].toarray()).SerializeToString()
     session = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
     (scores,) = session.run(None, {"X": X_csr.toarray()})
     assert scores.dtype == dtype
     assert_scores_match(scores, model.predict(X_csr), dtype=dtype)
     with pytest.raises(TypeError, match="float32"):
         to_onnx(model, X_csr[:1].astype(np.int32))
+    # Not a sparse sample: skl2onnx's own answer.
+    with pytest.raises(TypeError, match="unable to guess type"):
+        to_onnx(model, tuple(X[0]))
