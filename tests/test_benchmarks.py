@@ -18,7 +18,7 @@ YAHOO = ROOT.parent / "shared" / "data" / "yahoo-ltr-sample"
 
 QUICK_SUITES = ["lambdas", "metrics", "scale", "coldstart", "inputs", "selection", "busy", "missing"]
 QUICK_SUITES += ["quality", "clicks"] if YAHOO.is_dir() else []
-QUICK_SUITES += ["dask"] if importlib.util.find_spec("distributed") else []
+QUICK_SUITES += ["dask", "dask_defaults"] if importlib.util.find_spec("distributed") else []
 
 
 @pytest.mark.parametrize("suite", QUICK_SUITES)

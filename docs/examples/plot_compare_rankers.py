@@ -152,11 +152,13 @@ left.grid(alpha=0.3)
 left.legend(fontsize=8)
 for name, values in ndcg.items():
     right.scatter(fit_seconds[name], values[-1], marker=markers[name], s=60, label=name)
-    right.annotate(name, (fit_seconds[name], values[-1]), textcoords="offset points", xytext=(5, 5),
-                   fontsize=8)
+at_10 = [values[-1] for values in ndcg.values()]
+margin = 0.15 * (max(at_10) - min(at_10)) or 0.01
+right.set_ylim(min(at_10) - margin, max(at_10) + margin)  # no marker on the frame
 right.set_xlabel("fit time (s)")
 right.set_ylabel("NDCG@10")
-right.set_xlim(0, 1.3 * max(fit_seconds.values()))
+right.set_xlim(0, 1.15 * max(fit_seconds.values()))
+right.legend(fontsize=8)  # names in a legend: close points would overlap as labels
 right.grid(alpha=0.3)
 fig.suptitle(f"Default models on the {data_name}")
 fig.tight_layout()
