@@ -26,7 +26,7 @@ Each suite writes NAME.json, NAME.md and NAME.png into the output folder (defaul
 ``benchmarks/results``, or ``benchmarks/results/quick`` with ``--quick``) through the
 shared harness (``benchmarks/_harness.py``). Peers that are not installed are skipped with a
 note; ``pip install ".[bench]"`` installs them all. ``--quick`` (tiny sizes, a smoke test) runs
-in CI through ``tests/test_benchmarks.py``; the full run of the ten suites takes about 57
+in CI through ``tests/test_benchmarks.py``; the full run of the twelve suites takes about 60
 minutes on 2 cores (the sum of the wall times the result files record), the longest being
 the quality suite (14 minutes) and the clicks suite (13).
 """

@@ -38,8 +38,8 @@ from ._inputs import stays_sparse
 from ._jit import as_kernel_array
 from ._noise import NOISE_TABLE_BLOCKS, NoiseTable
 from ._training import (
-    SCORE_BLOCK_VALUES, SCORE_K, EpochMonitor, _check_finite, _epoch_batches, _freeze_output_intercept,
-    _loss_sample_queries, _resumed_optimizer, _weight_average, split_queries,
+    SCORE_K, EpochMonitor, _check_finite, _epoch_batches, _freeze_output_intercept,
+    _loss_sample_queries, _resumed_optimizer, _weight_average, score_block_rows, split_queries,
 )
 from .metrics import _grouped_ndcg_values, _mean_over_queries
 
@@ -219,7 +219,7 @@ class _Stack:
         """Scores of every row of ``data`` for every active network,
         gathered block by block."""
         n_inputs = self.first.shape[1]
-        step = max(SCORE_BLOCK_VALUES // n_inputs, 64)
+        step = score_block_rows(n_inputs)
         parts = {id(net): [] for net in self.active}
         for start in range(0, len(data.rows), step):
             rows = data.features(model, slice(start, start + step))

@@ -198,7 +198,7 @@ class TrainingSet:
         # Block by block: a whole-X temporary (a C-order copy of a
         # DataFrame's values) would cost more than the inputs kept.
         inputs = np.empty((X.shape[0], n_inputs), dtype=model.dtype)
-        step = max(SCORE_BLOCK_VALUES // n_inputs, 64)
+        step = score_block_rows(n_inputs)
         for start in range(0, X.shape[0], step):
             rows = model.inputs(X, np.arange(start, min(start + step, X.shape[0])))
             inputs[start:start + step] = rows.toarray() if sp.issparse(rows) else rows
@@ -271,7 +271,7 @@ def _scores(model, data, n_threads):
     """Scores of every row of ``data`` (float64), gathered and scored block
     by block so that no copy of its rows of X is ever whole."""
     coefs, intercepts = model.layers(data.X)
-    blocks = _row_blocks(len(data.rows), coefs, max_rows=max(SCORE_BLOCK_VALUES // coefs[0].shape[0], 64))
+    blocks = _row_blocks(len(data.rows), coefs, max_rows=score_block_rows(coefs[0].shape[0]))
 
     def score(block):
         return _network.predict_scores(data.features(model, block), coefs, intercepts, model.activation)
@@ -609,6 +609,12 @@ class EpochMonitor:
                 ConvergenceWarning,
             )
         return self.best_params
+
+
+def score_block_rows(n_inputs):
+    """Rows per block when scoring with ``n_inputs`` network inputs
+    (:data:`SCORE_BLOCK_VALUES` inputs a block)."""
+    return max(SCORE_BLOCK_VALUES // n_inputs, 64)
 
 
 def _block_row_limit(coefs):
