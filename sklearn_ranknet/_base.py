@@ -627,7 +627,8 @@ class BaseRanker(BaseEstimator):
         not depend on the input's row order), in ``X``'s precision."""
         scaling = None
         if self.feature_scaling is not None:
-            scaling = InputScaling.fit(self.feature_scaling, data.weighted.X, data.weighted.rows)
+            counted = data.weighted
+            scaling = InputScaling.fit(self.feature_scaling, counted.X, counted.rows, (counted.y, counted.offsets))
         return RankingModel.initialize(
             data.X.shape[1], resolved.hidden_layer_sizes, self.activation, scaling, data.X.dtype,
             self._fit_state.random_state,

@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._jit import jit
+from ._missingness import missingness_evidence, telling_features
 
 #: Options of ``feature_scaling``.
 FEATURE_SCALINGS = ("log1p", "piecewise", "standard")
@@ -142,7 +143,8 @@ class InputScaling:
         The encoding of ``kind="piecewise"``; None otherwise.
     indicated : ndarray of shape (n_indicators,) or None
         The features (columns of ``X``) that had missing values (NaN) in the
-        rows the scaling was fitted on, increasing; each has one more input,
+        rows the scaling was fitted on (and whose missingness tells the
+        labels, when they were given: see :meth:`fit`), increasing; each has one more input,
         its missing indicator (1 where the value is NaN), after the
         transformed features (or encoded inputs). ``mean`` and ``scale``
         end with the indicators' statistics. None: no indicator.
@@ -151,7 +153,8 @@ class InputScaling:
     -----
     A missing value (NaN) gives every input of its feature the value 0 after
     standardization, that is the input's mean over the training rows that
-    have the feature; the indicator, when the feature has one, tells the
+    have the feature; the indicator, when the feature has one (see
+    :mod:`._missingness` for which do), tells the
     network that the value was missing, so the first layer learns what a
     missing value means (its weights on the indicator). A feature that had
     no NaN in training still takes NaN at predict: its inputs are then 0.
@@ -178,7 +181,7 @@ class InputScaling:
         return 1.0 / self.scale
 
     @classmethod
-    def fit(cls, kind, X, rows=None):
+    def fit(cls, kind, X, rows=None, labels=None):
         """Statistics of the (transformed) rows ``X[rows]`` of a dense or CSR
         ``X``, read ``BLOCK_ROWS`` rows at a time, in float64, and returned in
         ``X``'s dtype. ``rows=None`` reads every row in order. With
@@ -190,20 +193,33 @@ class InputScaling:
         Chan et al.'s pairwise update (:func:`merge_moments`), which does not
         cancel the way ``E[x**2] - E[x]**2`` does when a feature's mean
         dwarfs its spread.
+
+        ``labels``, ``(y, offsets)`` of the rows ``X[rows]`` listed query by
+        query, keeps a missing indicator only for the features whose
+        missingness tells the labels (:mod:`._missingness`); without them,
+        every feature with a missing value gets one.
         """
         encoding = None
+        listed = rows
         if kind == "piecewise":
             n_rows = X.shape[0] if rows is None else len(rows)
             rows = edge_sample(n_rows, rows)
             encoding = PiecewiseEncoding.fit(X, rows, n_bins=piecewise_bins(n_rows))
-        return cls.from_moments(kind, feature_moments(kind, X, rows, encoding), X.dtype, encoding)
+        moments = feature_moments(kind, X, rows, encoding)
+        telling = None
+        if labels is not None and not np.isscalar(moments[-1]):  # only data with NaN pays for it
+            listed = np.arange(X.shape[0]) if listed is None else listed
+            telling = telling_features(missingness_evidence(X, listed, *labels))
+        return cls.from_moments(kind, moments, X.dtype, encoding, telling)
 
     @classmethod
-    def from_moments(cls, kind, moments, dtype, encoding=None):
+    def from_moments(cls, kind, moments, dtype, encoding=None, telling=None):
         """The scaling of ``(count, mean, squares, lowest, highest, missing)`` statistics (see
         :func:`feature_moments`; those of several row sets merge with
         :func:`merge_moments`), in ``dtype``. Features with a missing value
-        among the counted rows get an indicator input (see the class)."""
+        among the counted rows get an indicator input (see the class), those
+        of the boolean mask ``telling`` only, when given (see
+        :func:`~._missingness.telling_features`)."""
         count, mean, squares, lowest, highest, missing = moments
         present = count - missing  # per input: the rows whose value it has
         scale = np.sqrt(squares / np.maximum(present, 1))
@@ -263,7 +279,7 @@ class InputScaling:
         if flattened.any() and encoding is None:  # the encoding warned when it placed its edges
             _warn_flattened(np.flatnonzero(flattened).tolist(), *_below_normal(dtype))
         scale[scale < np.finfo(dtype).tiny] = 1.0
-        indicated, indicator_mean, indicator_scale = _indicator_moments(count, missing, encoding)
+        indicated, indicator_mean, indicator_scale = _indicator_moments(count, missing, encoding, telling)
         mean, scale = np.concatenate([mean, indicator_mean]), np.concatenate([scale, indicator_scale])
         return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding, indicated)
 
@@ -518,16 +534,17 @@ def missing_indicators(block, indicated):
     return columns
 
 
-def _indicator_moments(count, missing, encoding):
+def _indicator_moments(count, missing, encoding, telling=None):
     """The features with a missing value among ``count`` rows (from the
-    inputs' ``missing`` counts, see :func:`feature_moments`), and the mean
-    and standard deviation of their indicators (a share p of ones: p and
-    sqrt(p (1 - p)); 1 where that is 0, as for a constant input)."""
+    inputs' ``missing`` counts, see :func:`feature_moments`) and in the mask
+    ``telling`` (when given), and the mean and standard deviation of their
+    indicators (a share p of ones: p and sqrt(p (1 - p)); 1 where that is 0,
+    as for a constant input)."""
     none = np.zeros(0)
     if np.isscalar(missing):
         return np.zeros(0, dtype=np.int64), none, none
     per_feature = np.asarray(missing) if encoding is None else np.asarray(missing)[encoding.offsets[:-1]]
-    indicated = np.flatnonzero(per_feature > 0)
+    indicated = np.flatnonzero((per_feature > 0) if telling is None else (per_feature > 0) & telling)
     share = per_feature[indicated] / max(count, 1)
     scale = np.sqrt(share * (1.0 - share))
     scale[scale < np.finfo(np.float32).tiny] = 1.0

@@ -200,10 +200,12 @@ class ListNetRanker(BaseRanker):
         feature (quantiles of the training rows); a feature with m + 1 edges
         has m inputs. None otherwise.
     missing_features_ : ndarray of shape (n_missing_features,) or None
-        The features that had missing values (NaN) in the training rows the
-        scaling read, in increasing order. Each has a missing indicator, one
-        input after all the others (the last rows of ``coefs_[0]``). None
-        without ``feature_scaling``.
+        The features whose missing values (NaN) in training go with the
+        labels inside queries (at three standard errors; see "Missing
+        values" in the User Guide), in increasing order. Each has a missing
+        indicator, one input after all the others (the last rows of
+        ``coefs_[0]``); other features read a missing value as their mean.
+        None without ``feature_scaling``.
     position_propensities_ : ndarray of shape (n_positions,) or None
         After a fit on a click log (``fit(..., positions=...)``), the
         estimated chance that a user examines each rank 1..n_positions,

@@ -21,11 +21,17 @@ KINDS = ["piecewise", "standard", "log1p"]
 FAST = {"max_iter": 3, "random_state": 0}
 
 
-def _with_missing(X, share, seed=0):
-    """A copy of X with a share of its values NaN (column 1 kept complete)."""
+def _with_missing(X, share, seed=0, labels=None):
+    """A copy of X with a share of its values NaN (column 1 kept complete):
+    at random, or with ``labels`` mostly in the rows of a label above the
+    median, so that the rankers keep every indicator (``_missingness``)."""
     X = np.array(X, dtype=np.float64)
     X[:, 1] = np.abs(X[:, 1]) + 1.0  # never 0 (a stored CSR value)
-    missing = np.random.default_rng(seed).random(X.shape) < share
+    chance = np.full(X.shape, share)
+    if labels is not None:
+        relevant = np.asarray(labels) > np.median(labels)
+        chance[:] = np.where(relevant, min(3 * share, 1.0), share / 10)[:, None]
+    missing = np.random.default_rng(seed).random(X.shape) < chance
     missing[:, 1] = False
     X[missing] = np.nan
     return X
@@ -199,11 +205,12 @@ def test_a_feature_complete_in_training_reads_nan_as_its_mean():
 @pytest.mark.parametrize("kind", KINDS)
 def test_sparse_rows_with_missing_values_score_as_dense(Ranker, kind):
     X, y, qid = make_ranking(40, n_features=8, n_informative=5, random_state=0)[:3]
-    csr, X_dense = _csr_with_nan(_with_missing(X, 0.03), 0.03)
+    csr, X_dense = _csr_with_nan(_with_missing(X, 0.03, labels=y), 0.03)
     assert stays_sparse(csr)
     ranker = Ranker(feature_scaling=kind, **FAST).fit(csr, y, groups=qid)
     dense = Ranker(feature_scaling=kind, **FAST).fit(X_dense, y, groups=qid)
     assert ranker.coefs_[0].shape == dense.coefs_[0].shape
+    assert len(dense.missing_features_)  # the indicators' sparse path is exercised
     np.testing.assert_array_equal(ranker.missing_features_, dense.missing_features_)
     # One model scores both forms alike; only the folded first layer's
     # rounding differs (scores are O(1), sums of ~100 products).
@@ -240,7 +247,7 @@ def test_partial_fit_reads_later_missing_values_without_indicators():
 
 def test_bagging_members_learn_missing_values():
     X, y, qid = make_ranking(40, n_features=6, n_informative=4, random_state=0)[:3]
-    X_nan = _with_missing(X, 0.3)
+    X_nan = _with_missing(X, 0.3, labels=y)
     bag = BaggingRanker(LambdaRankRanker(**FAST), n_estimators=3, random_state=0).fit(X_nan, y, groups=qid)
     members = np.mean([m.predict(X_nan) for m in bag.estimators_], axis=0)
     np.testing.assert_allclose(bag.predict(X_nan), members, rtol=1e-12, atol=1e-12)
@@ -250,7 +257,7 @@ def test_bagging_members_learn_missing_values():
 def test_validation_rows_with_missing_values():
     """X_val may hold NaN too; its score is that of predict."""
     X, y, qid = make_ranking(60, n_features=6, n_informative=4, random_state=0)[:3]
-    X_nan = _with_missing(X, 0.3)
+    X_nan = _with_missing(X, 0.3, labels=y)
     val = qid >= 45
     ranker = LambdaRankRanker(random_state=0, max_iter=4, early_stopping=True).fit(
         X_nan[~val], y[~val], groups=qid[~val], X_val=X_nan[val], y_val=y[val], groups_val=qid[val],
@@ -269,10 +276,11 @@ def test_onnx_scores_missing_values_as_predict(kind, dtype):
     from sklearn_ranknet.onnx import to_onnx
 
     X, y, qid = make_ranking(40, n_features=6, n_informative=4, random_state=0)[:3]
-    X_nan = _with_missing(X, 0.3).astype(dtype)
+    X_nan = _with_missing(X, 0.3, labels=y).astype(dtype)
     X_test = X_nan.copy()
     X_test[::4, 1] = np.nan  # also where training had no NaN
     ranker = LambdaRankRanker(feature_scaling=kind, **FAST).fit(X_nan, y, groups=qid)
+    assert len(ranker.missing_features_) == X.shape[1] - 1  # the graph's indicators too
     session = ort.InferenceSession(to_onnx(ranker, X_test[:1]).SerializeToString())
     scores = session.run(None, {session.get_inputs()[0].name: X_test})[0].ravel()
     expected = ranker.predict(X_test)
@@ -291,10 +299,11 @@ def test_the_cv_ranker_and_a_grid_search_take_missing_values():
     from sklearn_ranknet.metrics import ndcg_scorer
 
     X, y, qid = make_ranking(45, n_features=6, n_informative=4, random_state=0)[:3]
-    X_nan = _with_missing(X, 0.3)
+    X_nan = _with_missing(X, 0.3, labels=y)
     grid = {"alpha": [1.0, 20.0]}
     cv = LambdaRankRankerCV(grid, cv=3, **FAST).fit(X_nan, y, groups=qid)
     plain = LambdaRankRanker(**FAST, **cv.best_params_).fit(X_nan, y, groups=qid)
+    assert len(plain.missing_features_)
     np.testing.assert_array_equal(cv.missing_features_, plain.missing_features_)
     np.testing.assert_allclose(cv.predict(X_nan), plain.predict(X_nan), rtol=1e-12, atol=1e-12)
     with sklearn.config_context(enable_metadata_routing=True):

@@ -35,6 +35,7 @@ This module imports no Dask: it calls the client it is given.
 
 import contextlib
 import copy
+import functools
 import io
 import time
 import warnings
@@ -50,6 +51,7 @@ from .._fit_checks import query_contrasts, warn_if_nothing_to_learn
 from .._groups import QueryGroups, group_rows, query_weights
 from .._inputs import EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments, piecewise_bins
 from .._jit import effective_n_jobs, single_threaded_blas
+from .._missingness import merge_evidence, missingness_evidence, telling_features
 from .._model import FitState, RankingModel
 from .._resolve import DataShape, resolve
 from .._training import (
@@ -153,10 +155,12 @@ class Shard:
             nothing = np.zeros(0, dtype=bool)
             return {"ids": self.query_ids, "sizes": empty, "work": empty, "weights": None,
                     "weight_max": None, "moments": None, "edge_sample": None, "dtype": None,
+                    "missingness": None,
                     "contrasts": (nothing, nothing)}
         data = self.data
         edge_sample = moments = None
-        counted = data.weighted.rows  # as in memory: queries of weight 0 do not count
+        weighted = data.weighted
+        counted = weighted.rows  # as in memory: queries of weight 0 do not count
         if len(counted) and scaling_kind == "piecewise":
             edge_sample = data.X[counted[:: -(-len(counted) // edge_rows)]]
         elif len(counted) and scaling_kind is not None:
@@ -168,6 +172,12 @@ class Shard:
             "weights": data.weights,
             "weight_max": self.weight_max,
             "moments": moments,
+            # Queries are whole in a shard, so the shards' sums add up to
+            # the in-memory evidence.
+            "missingness": (
+                None if scaling_kind is None or not len(counted)
+                else missingness_evidence(data.X, counted, weighted.y, weighted.offsets)
+            ),
             "edge_sample": edge_sample,
             "dtype": data.X.dtype,
             "contrasts": query_contrasts(data),
@@ -634,7 +644,9 @@ def _global_scaling(kind, summaries, dtype, n_rows):
     for m in shard_moments_list:
         if m is not None:
             moments = merge_moments(moments, m)
-    return InputScaling.from_moments(kind, moments, dtype, encoding)
+    evidence = [s["missingness"] for s in summaries if s["missingness"] is not None]
+    telling = telling_features(functools.reduce(merge_evidence, evidence)) if evidence else None
+    return InputScaling.from_moments(kind, moments, dtype, encoding, telling)
 
 
 def round_task(shard, params, optimizer_state, seed, gain, evaluate_params, train):

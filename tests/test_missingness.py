@@ -1,0 +1,160 @@
+"""Which features keep a missing indicator (``_missingness``): the evidence
+against a slow reference and against the exact permutation distribution it
+claims, and the rule as the rankers apply it."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sklearn_ranknet import LambdaRankRanker
+from sklearn_ranknet import _missingness
+from sklearn_ranknet._missingness import (
+    EVIDENCE_Z, merge_evidence, missingness_evidence, telling_features,
+)
+from sklearn_ranknet.datasets import make_ranking
+
+
+def _covariance(m, y, sizes):
+    """sum over queries of sum_i (y_i - mean y)(m_i - mean m), by the definition."""
+    total, start = 0.0, 0
+    for n in sizes:
+        ys, ms = y[start:start + n], m[start:start + n]
+        if n:
+            total += sum((a - ys.mean()) * (b - ms.mean()) for a, b in zip(ys, ms))
+        start += n
+    return total
+
+
+def _reference(X, y, sizes):
+    """Covariance and shuffled-label variance per feature, query by query."""
+    covariance, variance = [], []
+    for j in range(X.shape[1]):
+        m = np.isnan(X[:, j]).astype(float)
+        covariance.append(_covariance(m, y, sizes))
+        v, start = 0.0, 0
+        for n in sizes:
+            if n > 1:
+                ys, ms = y[start:start + n], m[start:start + n]
+                v += ((ys - ys.mean()) ** 2).sum() * ((ms - ms.mean()) ** 2).sum() / (n - 1)
+            start += n
+        variance.append(v)
+    return np.array(covariance), np.array(variance)
+
+
+def _queries(sizes, n_features, share, seed):
+    rng = np.random.default_rng(seed)
+    n = int(sum(sizes))
+    X = rng.normal(size=(n, n_features))
+    X[rng.random(X.shape) < share] = np.nan
+    y = rng.integers(0, 5, n).astype(float)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return X, y, offsets
+
+
+def test_the_variance_is_that_of_every_order_of_the_labels():
+    """Enumerate every within-query order of the labels (1 x 3! x 4! = 144,
+    an empty query between): the covariance has mean 0 over them and the
+    variance the function gives, exactly (up to float64 rounding)."""
+    sizes = [1, 3, 0, 4]
+    X, y, offsets = _queries(sizes, 3, 0.4, seed=3)
+    X[[1, 4], 2] = np.nan  # a feature with missing values in each query of several rows
+    X[[2, 5], 2] = 0.5
+    _, variance = missingness_evidence(X, np.arange(len(y)), y, offsets)
+    segments = [list(range(offsets[q], offsets[q + 1])) for q in range(len(sizes))]
+    for j in range(X.shape[1]):
+        m = np.isnan(X[:, j]).astype(float)
+        values = []
+        for orders in itertools.product(*(itertools.permutations(s) for s in segments)):
+            shuffled = y[np.concatenate([np.array(o, dtype=int) for o in orders])]
+            values.append(_covariance(m, shuffled, sizes))
+        values = np.array(values)
+        assert len(values) == math.factorial(3) * math.factorial(4)
+        assert abs(values.mean()) < 1e-12
+        assert values.var() == pytest.approx(variance[j], rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("form", ["dense", "csr"])
+def test_the_evidence_is_the_reference(form, monkeypatch):
+    """Queries of 0, 1 and many rows, listed out of X's order, read in
+    blocks of a few queries (and one block), dense and CSR."""
+    sizes = [5, 0, 1, 7, 2, 0, 9, 1, 4]
+    X, y, offsets = _queries(sizes, 6, 0.3, seed=0)
+    X[:, 4] = 0.25  # complete: no evidence
+    rows = np.random.default_rng(1).permutation(len(y))
+    given_X = np.empty_like(X)
+    given_X[rows] = X  # X[rows] lists the queries
+    if form == "csr":  # stored values and NaN, the rest implicit zeros
+        given_X[given_X > 0.5] = 0.0
+        X = given_X[rows]
+        stored = sp.csr_matrix(np.where(np.isnan(given_X), 1.0, given_X))
+        stored.data = given_X[stored.nonzero()]
+        given_X = stored
+    expected = _reference(X, y, sizes)
+    whole = missingness_evidence(given_X, rows, y, offsets)
+    monkeypatch.setattr(_missingness, "EVIDENCE_BLOCK_ROWS", 3)
+    blocked = missingness_evidence(given_X, rows, y, offsets)
+    for got in (whole, blocked):
+        np.testing.assert_allclose(got[0], expected[0], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-12)
+    assert got[0][4] == got[1][4] == 0.0
+
+
+def test_the_evidence_of_split_queries_adds_up():
+    sizes = [4, 6, 3, 8, 5]
+    X, y, offsets = _queries(sizes, 4, 0.3, seed=2)
+    rows = np.arange(len(y))
+    cut = offsets[2]
+    first = missingness_evidence(X, rows[:cut], y[:cut], offsets[:3])
+    second = missingness_evidence(X, rows[cut:], y[cut:], offsets[2:] - cut)
+    for a, b in zip(merge_evidence(first, second), missingness_evidence(X, rows, y, offsets)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    shift=st.lists(st.floats(-5, 5), min_size=6, max_size=6),
+    stretch=st.floats(0.1, 10),
+)
+def test_the_rule_reads_labels_within_queries_only(seed, shift, stretch):
+    """Labels shifted by a constant per query, or stretched: the same
+    features keep their indicator (z is unchanged)."""
+    sizes = [3, 5, 8, 2, 6, 4]
+    X, y, offsets = _queries(sizes, 5, 0.4, seed=seed)
+    X[y > 2, 0] = np.nan  # telling
+    rows = np.arange(len(y))
+    moved = y * stretch + np.repeat(shift, sizes)
+    c, v = missingness_evidence(X, rows, y, offsets)
+    c2, v2 = missingness_evidence(X, rows, moved, offsets)
+    z = np.abs(c) / np.sqrt(np.where(v > 0, v, 1.0))
+    z2 = np.abs(c2) / np.sqrt(np.where(v2 > 0, v2, 1.0))
+    np.testing.assert_allclose(z, z2, rtol=1e-6, atol=1e-6)
+    clear = np.abs(z - EVIDENCE_Z) > 1e-6  # away from the threshold, where rounding cannot flip the rule
+    np.testing.assert_array_equal(telling_features((c, v))[clear], telling_features((c2, v2))[clear])
+
+
+def test_no_missing_value_is_no_evidence():
+    X, y, offsets = _queries([4, 4], 3, 0.0, seed=0)
+    c, v = missingness_evidence(X, np.arange(8), y, offsets)
+    assert not c.any() and not v.any() and not telling_features((c, v)).any()
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_rankers_keep_the_indicators_of_missing_values_that_tell_the_labels():
+    """Values missing at random get no indicator; a feature whose values go
+    missing where the label is high does; the others' NaN read as the
+    feature's mean, as at predict for a feature complete in training."""
+    X, y, qid = make_ranking(150, n_features=8, n_informative=5, random_state=0)[:3]
+    rng = np.random.default_rng(0)
+    X = X.copy()
+    X[rng.random(X.shape) < 0.2] = np.nan
+    X[(y >= 2) & (rng.random(len(y)) < 0.7), 3] = np.nan
+    ranker = LambdaRankRanker(max_iter=2, random_state=0).fit(X, y, groups=qid)
+    np.testing.assert_array_equal(ranker.missing_features_, [3])
+    n_encoded = sum(max(len(edges) - 1, 1) for edges in ranker.bin_edges_)
+    assert ranker.coefs_[0].shape[0] == n_encoded + 1  # one indicator input
