@@ -49,8 +49,8 @@ Notes
   are standardized as above.
 * Missing values (NaN) are scored as ``predict`` scores them: the inputs of
   a missing value are 0 after standardization (ops IsNaN and Where on the
-  features, or on their gathered bins), and each feature that had NaN in
-  training adds its standardized missing indicator (ops Gather, IsNaN,
+  features, or on their gathered bins), and each feature with a missing
+  indicator (``missing_features_``) adds it, standardized (ops Gather, IsNaN,
   Cast, then Concat after the other inputs). Without input scaling
   (``feature_scaling=None``) ``predict`` refuses NaN and a graph scores it
   NaN.
