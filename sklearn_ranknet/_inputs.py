@@ -144,8 +144,8 @@ class InputScaling:
     indicated : ndarray of shape (n_indicators,) or None
         The features (columns of ``X``) that had missing values (NaN) in the
         rows the scaling was fitted on (and whose missingness tells the
-        labels, when they were given: see :meth:`fit`), increasing; each has one more input,
-        its missing indicator (1 where the value is NaN), after the
+        labels, when they were given: see :meth:`fit`), increasing; each
+        has one more input, its missing indicator (1 where the value is NaN), after the
         transformed features (or encoded inputs). ``mean`` and ``scale``
         end with the indicators' statistics. None: no indicator.
 

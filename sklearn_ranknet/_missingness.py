@@ -6,13 +6,14 @@ input only when its missingness goes with the labels inside queries: when
 the within-query covariance of the indicator and the label is at least
 ``EVIDENCE_Z`` standard errors from 0 under the null of no relation (the
 query's labels shuffled among its rows). Missing completely at random, an
-indicator is a noise input; cross-validated on training data (the Yahoo
+indicator is a noise input. Cross-validated on training data (the Yahoo
 sample and an MSLR-shaped set, values missing at random and larger values
 missing more often; docs/benchmarks.md, "Missing values"), indicators for
-every feature with NaN ranked worse at random and better when missing
-meant large; this rule ranked as well as the better of the two in 4 of 6
-settings, and within 0.002 of it in the other 2. Missing values of a feature without an indicator read as the
-feature's mean, as a feature complete in training does at predict.
+every feature with NaN ranked worse at random, and none at all worse when
+missing meant large; this rule ranked as well as the better of the two in
+4 of 6 settings, and within 0.002 of it in the other 2. A missing value of
+a feature without an indicator reads as the feature's mean, as a feature
+complete in training reads NaN at predict.
 
 For query q with n rows, labels y and indicator m (1 where missing),
 
