@@ -3,8 +3,9 @@
 ``python -m benchmarks --only missing`` (``--quick``: a smoke test on 150 MSLR-shaped queries, 5 epochs and
 5 boosting rounds; its figures are not the benchmark's).
 
-Both libraries take the NaN as they are: our rankers through their input scaling (each input of
-a missing value at its training mean, and a missing indicator per feature that had NaN),
+Both libraries take the NaN as they are: our rankers through their input scaling (a missing
+indicator for each feature whose missingness goes with the labels, and its missing values read as
+the present value labelled most alike; other features' missing values at their training mean),
 LightGBM through its own missing-value splits. Each row is ``LambdaRankRanker(random_state=0)``
 and ``LGBMRanker(verbose=-1)`` fitted on the training split and scored once on the test split
 (NDCG@10, gain 2^rel - 1), with the same values missing in both splits' features.

@@ -504,7 +504,8 @@ class BaseRanker(BaseEstimator):
         self._fit_state.optimizer = self._fit_state.weight_average = None
 
     def _reset(self):
-        for name in ("_model", "loss_", "feature_mean_", "feature_scale_", "bin_edges_"):
+        for name in ("_model", "loss_", "feature_mean_", "feature_scale_", "bin_edges_", "missing_features_",
+                     "missing_fill_"):
             self.__dict__.pop(name, None)
         self._fit_state = FitState(self.random_state)
         self.n_iter_ = 0
@@ -667,6 +668,7 @@ class BaseRanker(BaseEstimator):
         self.feature_mean_ = None if scaling is None else scaling.mean
         self.feature_scale_ = None if scaling is None else scaling.scale
         self.missing_features_ = None if scaling is None else scaling.indicated.copy()
+        self.missing_fill_ = None if scaling is None else scaling.imputed.copy()
         if scaling is None or scaling.encoding is None:
             self.bin_edges_ = None
         else:  # as KBinsDiscretizer's: an array of arrays

@@ -48,7 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._jit import jit
-from ._missingness import missingness_evidence, telling_features
+from ._missingness import missing_fill, missingness_evidence, telling_features, within_query_residuals
 
 #: Options of ``feature_scaling``.
 FEATURE_SCALINGS = ("log1p", "piecewise", "standard")
@@ -148,21 +148,28 @@ class InputScaling:
         has one more input, its missing indicator (1 where the value is NaN), after the
         transformed features (or encoded inputs). ``mean`` and ``scale``
         end with the indicators' statistics. None: no indicator.
+    imputed : ndarray of shape (n_indicators,) or None
+        The value a missing value of each feature of ``indicated`` reads as
+        (:func:`~._missingness.missing_fill`), in float64; NaN (or None for
+        all): the feature's mean.
 
     Notes
     -----
-    A missing value (NaN) gives every input of its feature the value 0 after
-    standardization, that is the input's mean over the training rows that
-    have the feature; the indicator, when the feature has one (see
-    :mod:`._missingness` for which do), tells the
+    A missing value (NaN) of a feature with an indicator gives the feature's
+    inputs those of its ``imputed`` value, and the indicator tells the
     network that the value was missing, so the first layer learns what a
-    missing value means (its weights on the indicator). A feature that had
-    no NaN in training still takes NaN at predict: its inputs are then 0.
+    missing value means beyond that value (its weights on the indicator).
+    Any other missing value (see :mod:`._missingness` for which features
+    keep an indicator) gives every input of its feature the value 0 after
+    standardization, that is the input's mean over the training rows that
+    have the feature; so does a feature that had no NaN in training but
+    has one at predict.
     """
 
-    def __init__(self, kind, mean, scale, encoding=None, indicated=None):
+    def __init__(self, kind, mean, scale, encoding=None, indicated=None, imputed=None):
         self.kind, self.mean, self.scale, self.encoding = kind, mean, scale, encoding
         self.indicated = np.zeros(0, dtype=np.int64) if indicated is None else np.asarray(indicated, dtype=np.int64)
+        self.imputed = np.full(len(self.indicated), np.nan) if imputed is None else np.asarray(imputed, dtype=np.float64)
 
     @property
     def n_inputs(self):
@@ -180,6 +187,31 @@ class InputScaling:
         """1 / scale, in the scale's dtype: dense rows are multiplied by it."""
         return 1.0 / self.scale
 
+    @functools.cached_property
+    def fill(self):
+        """The network's inputs at a missing value, of shape (n_inputs,), in
+        the mean's dtype: the standardized inputs of each indicated feature's
+        ``imputed`` value, 0 elsewhere (the input's mean, and the indicators,
+        which are never missing)."""
+        fill = np.zeros(self.n_inputs)
+        filled = np.isfinite(self.imputed)
+        if filled.any():
+            n_features = self.n_transformed if self.encoding is None else len(self.encoding.edges)
+            row = np.zeros((1, n_features))
+            row[0, self.indicated[filled]] = self.imputed[filled]
+            if self.kind == "piecewise":
+                encoding = self.encoding
+                inputs = np.concatenate([np.arange(encoding.offsets[j], encoding.offsets[j + 1])
+                                         for j in self.indicated[filled]])
+                row = encoding.transform(row.astype(encoding.lower.dtype)).astype(np.float64)
+            else:
+                inputs = self.indicated[filled]
+                if self.kind == "log1p":
+                    signed_log1p(row)
+            mean, scale = self.mean[inputs].astype(np.float64), self.scale[inputs].astype(np.float64)
+            fill[inputs] = (row[0, inputs] - mean) / scale
+        return fill.astype(self.mean.dtype)
+
     @classmethod
     def fit(cls, kind, X, rows=None, labels=None):
         """Statistics of the (transformed) rows ``X[rows]`` of a dense or CSR
@@ -196,30 +228,39 @@ class InputScaling:
 
         ``labels``, ``(y, offsets)`` of the rows ``X[rows]`` listed query by
         query, keeps a missing indicator only for the features whose
-        missingness tells the labels (:mod:`._missingness`); without them,
-        every feature with a missing value gets one.
+        missingness tells the labels (:mod:`._missingness`), and reads their
+        missing values as the present value labelled most alike, matched on
+        the :func:`edge_sample` rows; without them, every feature with a
+        missing value gets an indicator, and its missing values read as its
+        mean.
         """
         encoding = None
         listed = rows
+        n_rows = X.shape[0] if rows is None else len(rows)
         if kind == "piecewise":
-            n_rows = X.shape[0] if rows is None else len(rows)
             rows = edge_sample(n_rows, rows)
             encoding = PiecewiseEncoding.fit(X, rows, n_bins=piecewise_bins(n_rows))
         moments = feature_moments(kind, X, rows, encoding)
-        telling = None
+        telling = fill_from = None
         if labels is not None and not np.isscalar(moments[-1]):  # only data with NaN pays for it
             listed = np.arange(X.shape[0]) if listed is None else listed
-            telling = telling_features(missingness_evidence(X, listed, *labels))
-        return cls.from_moments(kind, moments, X.dtype, encoding, telling)
+            y, offsets = labels
+            telling = telling_features(missingness_evidence(X, listed, y, offsets))
+            sampled = edge_sample(n_rows)
+            fill_from = (X, listed[sampled], within_query_residuals(y, offsets)[sampled])
+        return cls.from_moments(kind, moments, X.dtype, encoding, telling, fill_from)
 
     @classmethod
-    def from_moments(cls, kind, moments, dtype, encoding=None, telling=None):
+    def from_moments(cls, kind, moments, dtype, encoding=None, telling=None, fill_from=None):
         """The scaling of ``(count, mean, squares, lowest, highest, missing)`` statistics (see
         :func:`feature_moments`; those of several row sets merge with
         :func:`merge_moments`), in ``dtype``. Features with a missing value
         among the counted rows get an indicator input (see the class), those
         of the boolean mask ``telling`` only, when given (see
-        :func:`~._missingness.telling_features`)."""
+        :func:`~._missingness.telling_features`). ``fill_from``, the
+        arguments ``(X, rows, residuals)`` of
+        :func:`~._missingness.missing_fill`, gives the indicated features'
+        ``imputed`` values; without it they read as their means."""
         count, mean, squares, lowest, highest, missing = moments
         present = count - missing  # per input: the rows whose value it has
         scale = np.sqrt(squares / np.maximum(present, 1))
@@ -281,7 +322,8 @@ class InputScaling:
         scale[scale < np.finfo(dtype).tiny] = 1.0
         indicated, indicator_mean, indicator_scale = _indicator_moments(count, missing, encoding, telling)
         mean, scale = np.concatenate([mean, indicator_mean]), np.concatenate([scale, indicator_scale])
-        return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding, indicated)
+        imputed = None if fill_from is None else missing_fill(*fill_from, indicated)
+        return cls(kind, mean.astype(dtype), scale.astype(dtype), encoding, indicated, imputed)
 
     def rows(self, X, index, dtype=None):
         """The rows of ``X`` at ``index`` as the network takes them: a new
@@ -304,12 +346,12 @@ class InputScaling:
             block = np.empty((len(rows), self.n_inputs), dtype=dtype)
             # The kernels fill the transformed inputs (the first columns).
             if self.encoding is None:
-                _gather_standardized(X, rows, self.mean, self.inv_scale, block)
+                _gather_standardized(X, rows, self.mean, self.inv_scale, self.fill, block)
             else:
                 e = self.encoding
                 bounds = np.array([0, 1], dtype=X.dtype)
                 _gather_encoded(X, rows, e.source, e.lower, e.inv_width, e.zero_level, bounds,
-                                self.mean, self.inv_scale, block)
+                                self.mean, self.inv_scale, self.fill, block)
             if len(self.indicated):
                 indicators = np.isnan(X[np.ix_(rows, self.indicated)]).astype(X.dtype)
                 first = self.n_transformed
@@ -321,10 +363,12 @@ class InputScaling:
         if sp.issparse(block):
             missing = np.isnan(block.data)
             if missing.any():
-                # At the input's mean, which the folded first layer maps to 0.
+                # At the input's mean, which the folded first layer maps to
+                # 0, plus the fill's deviation from it.
                 if np.may_share_memory(block.data, X.data):
                     block = block.copy()
-                block.data[missing] = self.mean[block.indices[missing]]
+                inputs = block.indices[missing]
+                block.data[missing] = self.mean[inputs] + self.fill[inputs] * self.scale[inputs]
             return block.astype(dtype, copy=False)
         if np.may_share_memory(block, X):
             block = block.copy()
@@ -332,7 +376,7 @@ class InputScaling:
         block *= self.inv_scale
         missing = np.isnan(block)
         if missing.any():
-            block[missing] = 0.0
+            block[missing] = np.broadcast_to(self.fill, block.shape)[missing]
         return block.astype(dtype, copy=False)
 
     def network_params(self, X, coefs, intercepts):
@@ -380,29 +424,31 @@ def _gathers_in_one_pass(X, index):
 
 
 @jit(in_order=True)
-def _gather_standardized(X, rows, mean, inv_scale, out):
+def _gather_standardized(X, rows, mean, inv_scale, fill, out):
     """``out[i] = (X[rows[i]] - mean) * inv_scale``: the gather and the
     standardization in one pass over the rows (numpy's gather, subtract
     and divide are three passes over a minibatch). Same operations in the same
     order, so the same bits as the numpy path (tested). A missing value
-    (NaN) gives 0. ``out`` may be wider than ``X`` (its missing indicators
-    come after): only its first columns are written."""
+    (NaN) gives ``fill`` (see :attr:`InputScaling.fill`). ``out`` may be
+    wider than ``X`` (its missing indicators come after): only its first
+    columns are written."""
     for i in range(rows.shape[0]):
         source = X[rows[i]]
         for j in range(source.shape[0]):
             value = source[j]
-            out[i, j] = (value - mean[j]) * inv_scale[j] if value == value else 0.0
+            out[i, j] = (value - mean[j]) * inv_scale[j] if value == value else fill[j]
 
 
 @jit(in_order=True)
-def _gather_encoded(X, rows, source, lower, inv_width, zero_level, bounds, mean, inv_scale, out):
+def _gather_encoded(X, rows, source, lower, inv_width, zero_level, bounds, mean, inv_scale, fill, out):
     """``out[i] = (encoded(X[rows[i]]) - mean) * inv_scale``: the gather, the
     piecewise encoding and the standardization in one pass (numpy takes
     six passes over a block several times wider than the rows). The same
     operations in the same order as the numpy path, in X's dtype (``bounds``
     holds 0 and 1 in it), so the same bits (tested). A missing value (NaN)
-    gives its inputs 0; only the first ``len(source)`` columns of ``out``
-    are written (its missing indicators come after)."""
+    gives its inputs ``fill`` (see :attr:`InputScaling.fill`); only the
+    first ``len(source)`` columns of ``out`` are written (its missing
+    indicators come after)."""
     zero, one = bounds[0], bounds[1]
     for i in range(rows.shape[0]):
         source_row, encoded = X[rows[i]], out[i]
@@ -414,7 +460,7 @@ def _gather_encoded(X, rows, source, lower, inv_width, zero_level, bounds, mean,
             value = encoded[c]
             fraction = (value - lower[c]) * inv_width[c]
             fraction = min(max(fraction, zero), one)
-            encoded[c] = ((fraction - zero_level[c]) - mean[c]) * inv_scale[c] if value == value else zero
+            encoded[c] = ((fraction - zero_level[c]) - mean[c]) * inv_scale[c] if value == value else fill[c]
 
 
 def feature_moments(kind, X, rows=None, encoding=None):

@@ -223,6 +223,12 @@ class LambdaRankRanker(BaseRanker):
         indicator, one input after all the others (the last rows of
         ``coefs_[0]``); other features read a missing value as their mean.
         None without ``feature_scaling``.
+    missing_fill_ : ndarray of shape (n_missing_features,) or None
+        The value a missing value of each feature of ``missing_features_``
+        reads as before its indicator is added: the present value whose
+        rows are labelled most like the missing ones (within queries; see
+        "Missing values" in the User Guide); NaN where none could be
+        matched (the mean then). None without ``feature_scaling``.
     position_propensities_ : ndarray of shape (n_positions,) or None
         After a fit on a click log (``fit(..., positions=...)``), the
         estimated chance that a user examines each rank 1..n_positions,

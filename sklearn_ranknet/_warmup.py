@@ -108,7 +108,7 @@ def signatures():
         # Every fit: the rows of a minibatch (scaled in float64, stored in
         # float32), the network's last layers and Adam in float32
         # (precision="auto").
-        (_inputs._gather_encoded, (F2, I, I, F, F, F, F, F, F, S2)),
+        (_inputs._gather_encoded, (F2, I, I, F, F, F, F, F, F, F, S2)),
         (_network._last_hidden_forward, (S2, S, S, S, i8, S)),
         (_network._last_hidden_backward, (S2, S, S, i8, S2, S, S)),
         (_optim._adam_step, (S, S, S, S, f8, f8, f8, f8, f8)),
@@ -117,7 +117,7 @@ def signatures():
         (pair_lambdas.lambdarank_chunk, (F, F, I, F, I, I, F, F, i8, i8, b1, f8, b1, F, F, i8, i8)),
         # predict and score: the rows and the last layer in float64 (after
         # the fit's own kernels, which a first fit waits for).
-        (_inputs._gather_encoded, (F2, I, I, F, F, F, F, F, F, F2)),
+        (_inputs._gather_encoded, (F2, I, I, F, F, F, F, F, F, F, F2)),
         (_network._last_hidden_forward, (F2, F, F, F, i8, F)),
         # NDCG: score(), early stopping and ndcg_score.
         (metrics.ndcg_chunk, (F, F, I, b1, F, i8, b1, F, B, i8, i8)),

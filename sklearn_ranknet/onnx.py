@@ -48,10 +48,11 @@ Notes
   0), 1) - level`` (ops Sub, Mul, Max, Min, Sub) gives its bins' inputs, which
   are standardized as above.
 * Missing values (NaN) are scored as ``predict`` scores them: the inputs of
-  a missing value are 0 after standardization (ops IsNaN and Where on the
-  features, or on their gathered bins), and each feature with a missing
-  indicator (``missing_features_``) adds it, standardized (ops Gather, IsNaN,
-  Cast, then Concat after the other inputs). Without input scaling
+  a missing value are 0 after standardization, or for a feature with a
+  missing indicator (``missing_features_``) those of the present value its
+  missing values read as (ops IsNaN and Where on the features, or on their
+  gathered bins), and each such feature adds its indicator, standardized
+  (ops Gather, IsNaN, Cast, then Concat after the other inputs). Without input scaling
   (``feature_scaling=None``) ``predict`` refuses NaN and a graph scores it
   NaN.
 * Infinite input: ``predict`` raises ValueError on infinite values (and on
@@ -179,15 +180,24 @@ class _RankerFunction:
     of the transformed features (None without scaling); ``encoding`` the
     ``PiecewiseEncoding`` of ``kind="piecewise"`` (else None); ``indicated``
     the features with a missing indicator input (after the others; ``mean``
-    and ``scale`` end with theirs); ``coefs`` and ``intercepts`` the
+    and ``scale`` end with theirs) and ``imputed`` the values their missing
+    values read as (NaN: the mean); ``coefs`` and ``intercepts`` the
     model's own layers, which run on the scaled rows.
     """
 
-    def __init__(self, dropped, kind, mean, scale, encoding, coefs, intercepts, activation, indicated):
+    def __init__(self, dropped, kind, mean, scale, encoding, coefs, intercepts, activation, indicated,
+                 imputed=None):
         self.dropped = dropped
         self.kind, self.mean, self.scale, self.encoding = kind, mean, scale, encoding
         self.coefs, self.intercepts, self.activation = coefs, intercepts, activation
         self.indicated = np.zeros(0, dtype=np.int64) if indicated is None else indicated
+        self.imputed = imputed
+
+    def scaling(self):
+        """The input scaling the converter read (None without one)."""
+        if self.kind is None:
+            return None
+        return InputScaling(self.kind, self.mean, self.scale, self.encoding, self.indicated, self.imputed)
 
     @property
     def n_transformed(self):
@@ -215,8 +225,7 @@ class _RankerFunction:
         pieces are all it depends on."""
         model = RankingModel(
             self.coefs, self.intercepts, self.activation,
-            None if self.kind is None else InputScaling(self.kind, self.mean, self.scale, self.encoding,
-                                                        self.indicated),
+            self.scaling(),
         )
         return model.scores(np.array(X, dtype=np.float64)[:, self.kept_columns()])
 
@@ -307,6 +316,7 @@ def _ranker_function(model):
     scaling = fitted.scaling
     encoding = getattr(scaling, "encoding", None)
     indicated = getattr(scaling, "indicated", None)
+    imputed = getattr(scaling, "imputed", None)
     n_indicators = 0 if indicated is None else len(indicated)
     n_inputs = (n_features if encoding is None else getattr(encoding, "n_inputs", None)) + n_indicators
     fan_in = n_inputs
@@ -345,13 +355,14 @@ def _ranker_function(model):
             or mean.dtype.kind != "f"
             or scale.dtype.kind != "f"
             or (n_indicators and not (0 <= np.min(indicated) and np.max(indicated) < n_features))
+            or (imputed is not None and np.shape(imputed) != (n_indicators,))
         ):
             raise ValueError(
                 f"Cannot export {name}: unknown input scaling (kind={kind!r}); "
                 f"the ONNX converter knows {list(FEATURE_SCALINGS)} and None."
             )
     dropped = _metadata_positions(model, n_features)
-    return _RankerFunction(dropped, kind, mean, scale, encoding, coefs, intercepts, activation, indicated)
+    return _RankerFunction(dropped, kind, mean, scale, encoding, coefs, intercepts, activation, indicated, imputed)
 
 
 def _probe_rows(function, n_features, n_rows=6):
@@ -661,8 +672,9 @@ def _convert_ranker(scope, operator, container):
 
 def _scaled(g, x, function):
     """The network's inputs from the features ``x``: transformed (or
-    encoded) and standardized, 0 where a value is missing (IsNaN, Where),
-    then the standardized missing indicators (Cast of IsNaN; Concat)."""
+    encoded) and standardized, ``InputScaling.fill`` where a value is
+    missing (IsNaN, Where), then the standardized missing indicators (Cast
+    of IsNaN; Concat)."""
     n = function.n_transformed
     mean, scale = function.mean[:n], function.scale[:n]
     features = x
@@ -678,7 +690,9 @@ def _scaled(g, x, function):
         if function.kind == "piecewise":
             x = _piecewise(g, x, function.encoding)
         x = _standardize(g, x, mean, scale)
-    x = g.node("Where", [missing, g.constant("zero", [0.0]), x], "present_inputs", op_version=9)
+    fill = function.scaling().fill[:n]
+    fill = g.constant("fill", np.reshape(fill, (1, -1)) if fill.any() else [0.0])
+    x = g.node("Where", [missing, fill, x], "present_inputs", op_version=9)
     if not len(function.indicated):
         return x
     absent = g.node("IsNaN", [_gathered(g, features, function.indicated, "indicated")], "absent", op_version=9)

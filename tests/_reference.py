@@ -1,4 +1,5 @@
-"""Slow, obvious, pure-Python references for the ranking metrics.
+"""Slow, obvious, pure-Python references for the ranking metrics (and, at
+the end, for the value a missing feature value reads as).
 
 These follow the textbook definitions as literally as possible, so that the
 fast Numba kernels in ``sklearn_ranknet._kernels`` can be checked against
@@ -211,3 +212,42 @@ def mean_over_queries(metric, y_true, y_score, groups, **kw):
     if not values:
         return None
     return sum(values) / len(values)
+
+
+# ----------------------------------------------------------------------
+# The value missing values read as (``_missingness.missing_fill``)
+
+
+def within_query_residuals(labels, sizes):
+    """Each label minus the mean label of its query, queries listed in turn."""
+    residuals, start = [], 0
+    for n in sizes:
+        query = [float(v) for v in labels[start:start + n]]
+        residuals.extend(v - sum(query) / n for v in query)
+        start += n
+    return residuals
+
+
+def missing_fill(values, residuals):
+    """The present value the missing ones (NaN) read as, step by step as the
+    User Guide says: the present values sorted (ties in row order) and cut
+    into 8 groups of equal size (the first ones one larger when they do not
+    divide), and the median of the group whose mean residual is nearest the
+    missing rows' mean residual (the first such group on a tie)."""
+    missing = [i for i, v in enumerate(values) if math.isnan(v)]
+    present = sorted((i for i, v in enumerate(values) if not math.isnan(v)), key=lambda i: values[i])
+    if not missing or not present:
+        return math.nan
+    n_groups = min(8, len(present))
+    size, extra = divmod(len(present), n_groups)
+    target = sum(residuals[i] for i in missing) / len(missing)
+    best, start = None, 0
+    for g in range(n_groups):
+        group = present[start:start + size + (1 if g < extra else 0)]
+        start += len(group)
+        gap = abs(sum(residuals[i] for i in group) / len(group) - target)
+        if best is None or gap < best[0]:
+            best = (gap, sorted(values[i] for i in group))
+    group = best[1]
+    middle = len(group) // 2
+    return group[middle] if len(group) % 2 else (group[middle - 1] + group[middle]) / 2

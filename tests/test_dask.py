@@ -1186,7 +1186,8 @@ def test_a_validation_set_of_the_users_is_scored_on_the_client(client, data):
 @pytest.mark.parametrize("kind", ["standard", "piecewise"])
 def test_missing_values_are_scaled_and_scored_as_in_memory(client, data, kind):
     # NaN in X: the global scaling (indicators included: the shards' sums
-    # of the missingness evidence) is the in-memory one, and predict reads
+    # of the missingness evidence; and the values missing values read as)
+    # is the in-memory one, and predict reads
     # missing values as the in-memory predict does.
     X, y, qid = data
     X = X.copy()
@@ -1200,6 +1201,9 @@ def test_missing_values_are_scaled_and_scored_as_in_memory(client, data, kind):
     in_memory = quiet_fit(LambdaRankRanker(**params), X, y, groups=qid)
     assert {1, 2} <= set(ranker.missing_features_) and len(ranker.missing_features_) < X.shape[1] - 1
     np.testing.assert_array_equal(ranker.missing_features_, in_memory.missing_features_)
+    # Matched on the shards' rows and residuals, pooled: every row here.
+    assert np.isfinite(in_memory.missing_fill_).all()
+    np.testing.assert_array_equal(ranker.missing_fill_, in_memory.missing_fill_)
     np.testing.assert_allclose(ranker.feature_mean_, in_memory.feature_mean_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(ranker.feature_scale_, in_memory.feature_scale_, rtol=1e-12)
     scores = ranker.predict(dX).compute()

@@ -1,7 +1,9 @@
 """Missing values (NaN in X), learned by the input scaling: each input of a
 missing value is 0 after standardization (its mean over the rows that have
-the feature), and a feature that had NaN in training gets a missing
-indicator input the network learns from (``_inputs.InputScaling``)."""
+the feature), but for a feature whose missingness tells the labels: it gets
+a missing indicator input the network learns from, and its missing values
+read as the present value labelled most alike (``_inputs.InputScaling``,
+``_missingness``)."""
 
 import warnings
 
@@ -16,6 +18,7 @@ from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, Rank
 from sklearn_ranknet._inputs import InputScaling, stays_sparse
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import ndcg_score
+from tests import _reference as ref
 
 KINDS = ["piecewise", "standard", "log1p"]
 FAST = {"max_iter": 3, "random_state": 0}
@@ -84,11 +87,13 @@ def _reference_transform(kind, value, edges):
     return out
 
 
-def _reference_inputs(kind, X_train, X, edges=None):
+def _reference_inputs(kind, X_train, X, edges=None, fill=None):
     """The network's inputs of X by the definition: each feature's inputs
     standardized over the training rows where it is present, 0 for a missing
-    value, then a standardized indicator for each feature with NaN in
-    training."""
+    value (or those of ``fill[j]``, when given), then a standardized
+    indicator for each feature with NaN in training (of ``fill``'s, when
+    given)."""
+    fill = {} if fill is None else fill
     n_train, n_features = X_train.shape
     edges = edges if edges is not None else [None] * n_features
     columns = []
@@ -101,14 +106,17 @@ def _reference_inputs(kind, X_train, X, edges=None):
         for i_input in range(len(mean)):
             column = []
             for v in X[:, j]:
-                if np.isnan(v):
+                if np.isnan(v) and j in fill:
+                    column.append((_reference_transform(kind, fill[j], edges[j])[i_input] - mean[i_input])
+                                  / std[i_input])
+                elif np.isnan(v):
                     column.append(0.0)
                 else:
                     column.append((_reference_transform(kind, v, edges[j])[i_input] - mean[i_input]) / std[i_input])
             columns.append(column)
     for j in range(n_features):
         n_missing = int(np.isnan(X_train[:, j]).sum())
-        if n_missing:
+        if n_missing and (not fill or j in fill):
             p = n_missing / n_train
             s = np.sqrt(p * (1 - p)) or 1.0
             columns.append([(float(np.isnan(v)) - p) / s for v in X[:, j]])
@@ -123,9 +131,18 @@ def _sparse_raw(seed):
     return _csr_with_nan(X, 0.05)
 
 
+def _telling_labels(X, feature, seed=0):
+    """Labels of queries of 8 rows, high where ``feature`` is missing, and
+    their offsets."""
+    rng = np.random.default_rng(seed)
+    y = np.where(np.isnan(X[:, feature]), 3.0, 0.0) + rng.integers(0, 2, len(X))
+    return y, np.arange(0, len(X) + 1, 8)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("form", ["dense", "csr", "sparse"])
-def test_inputs_are_the_reference(kind, form):
+@pytest.mark.parametrize("labelled", [False, True])
+def test_inputs_are_the_reference(kind, form, labelled):
     X = _raw()
     X_test = _raw(seed=1)
     given_train, given_test = X, X_test
@@ -135,14 +152,22 @@ def test_inputs_are_the_reference(kind, form):
     if form == "sparse":  # stays sparse
         (given_train, X), (given_test, X_test) = _sparse_raw(0), _sparse_raw(1)
         assert stays_sparse(given_train) and stays_sparse(given_test)
-    scaling = InputScaling.fit(kind, given_train)
-    np.testing.assert_array_equal(scaling.indicated, np.flatnonzero(np.isnan(X).any(axis=0)))
+    fill = None
+    if labelled:  # feature 0's missingness tells the labels; the others' do not
+        y, offsets = _telling_labels(X, 0)
+        scaling = InputScaling.fit(kind, given_train, labels=(y, offsets))
+        np.testing.assert_array_equal(scaling.indicated, [0])
+        fill = {0: ref.missing_fill(X[:, 0], ref.within_query_residuals(y, np.diff(offsets)))}
+        np.testing.assert_allclose(scaling.imputed, [fill[0]], rtol=1e-15)
+    else:
+        scaling = InputScaling.fit(kind, given_train)
+        np.testing.assert_array_equal(scaling.indicated, np.flatnonzero(np.isnan(X).any(axis=0)))
     edges = scaling.encoding.edges if kind == "piecewise" else None
     if kind == "piecewise":  # the edges are the distinct quantiles of the present values
         for j, e in enumerate(edges):
             present = X[~np.isnan(X[:, j]), j]
             np.testing.assert_allclose(e, np.unique(np.quantile(present, np.linspace(0, 1, 9))), rtol=1e-12)
-    expected = _reference_inputs(kind, X, X_test, edges)
+    expected = _reference_inputs(kind, X, X_test, edges, fill)
     got = scaling.rows(given_test, slice(None))
     if sp.issparse(got):  # CSR that stays sparse: standardized by the folded first layer
         mean, scale = scaling.mean, scaling.scale

@@ -17,6 +17,7 @@ from sklearn_ranknet._missingness import (
     EVIDENCE_Z, merge_evidence, missingness_evidence, telling_features,
 )
 from sklearn_ranknet.datasets import make_ranking
+from tests import _reference as ref
 
 
 def _covariance(m, y, sizes):
@@ -158,3 +159,69 @@ def test_rankers_keep_the_indicators_of_missing_values_that_tell_the_labels():
     np.testing.assert_array_equal(ranker.missing_features_, [3])
     n_encoded = sum(max(len(edges) - 1, 1) for edges in ranker.bin_edges_)
     assert ranker.coefs_[0].shape[0] == n_encoded + 1  # one indicator input
+
+
+# ----------------------------------------------------------------------
+# The value a missing value reads as
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 9), min_size=1, max_size=6),
+    n_distinct=st.integers(1, 6),
+    share=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**16),
+    sparse=st.booleans(),
+)
+def test_the_fill_is_the_reference(sizes, n_distinct, share, seed, sparse):
+    """Against the step-by-step reference, whatever the ties among values
+    (few distinct ones), the number of present values (fewer than 8 groups,
+    none) and missing ones (none: NaN), dense and CSR (zeros implicit), rows
+    read through a permutation."""
+    rng = np.random.default_rng(seed)
+    n = int(sum(sizes))
+    X = rng.integers(0, n_distinct, size=(n, 3)).astype(float) - 1.0
+    X[rng.random(X.shape) < share] = np.nan
+    y = rng.integers(0, 5, n).astype(float)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    residuals = _missingness.within_query_residuals(y, offsets)
+    np.testing.assert_allclose(residuals, ref.within_query_residuals(y, sizes), rtol=0, atol=1e-12)
+    order = rng.permutation(n)  # X[order] lists the rows
+    stored = X.copy()
+    stored[order] = X
+    given_X = sp.csr_matrix(np.where(np.isnan(stored), 1.0, stored)) if sparse else stored
+    if sparse:
+        rows_, columns = given_X.nonzero()
+        given_X.data = stored[rows_, columns]
+    got = _missingness.missing_fill(given_X, order, residuals, np.arange(3))
+    expected = [ref.missing_fill(list(X[:, j]), list(residuals)) for j in range(3)]
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_where_larger_values_go_missing_a_missing_value_reads_as_a_large_one():
+    """The case the fill is for: an informative feature whose larger values
+    go missing. Its missing values read as a value above most present ones,
+    and the ranker scores a missing value as the network scores that value,
+    but for its indicator's weights."""
+    X, y, qid = make_ranking(150, n_features=6, n_informative=6, noise=0.1, random_state=0)[:3]
+    X = X.copy()
+    j = int(np.argmax([abs(np.corrcoef(X[:, k], y)[0, 1]) for k in range(6)]))
+    X[:, j] *= np.sign(np.corrcoef(X[:, j], y)[0, 1])  # larger values, higher labels
+    rng = np.random.default_rng(0)
+    percentile = np.argsort(np.argsort(X[:, j])) / len(X)
+    X[rng.random(len(X)) < percentile**2, j] = np.nan
+    ranker = LambdaRankRanker(max_iter=2, random_state=0).fit(X, y, groups=qid)
+    np.testing.assert_array_equal(ranker.missing_features_, [j])
+    present = X[~np.isnan(X[:, j]), j]
+    assert ranker.missing_fill_[0] > np.quantile(present, 0.75)
+    scaling = ranker._model.scaling
+    row = np.nan_to_num(X[:1], nan=0.0)
+    missing, filled = row.copy(), row.copy()
+    missing[0, j], filled[0, j] = np.nan, ranker.missing_fill_[0]
+    n = scaling.n_transformed
+    inputs_missing, inputs_filled = scaling.rows(missing, slice(None)), scaling.rows(filled, slice(None))
+    # The same float64 operations on the value but for its standardization's
+    # order (a division here, a product with the reciprocal there).
+    np.testing.assert_allclose(inputs_missing[:, :n], inputs_filled[:, :n], rtol=1e-13, atol=1e-13)
+    assert inputs_missing[0, n] > inputs_filled[0, n]  # the indicator tells them apart

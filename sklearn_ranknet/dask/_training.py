@@ -51,7 +51,7 @@ from .._fit_checks import query_contrasts, warn_if_nothing_to_learn
 from .._groups import QueryGroups, group_rows, query_weights
 from .._inputs import EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments, piecewise_bins
 from .._jit import effective_n_jobs, single_threaded_blas
-from .._missingness import merge_evidence, missingness_evidence, telling_features
+from .._missingness import merge_evidence, missingness_evidence, telling_features, within_query_residuals
 from .._model import FitState, RankingModel
 from .._resolve import DataShape, resolve
 from .._training import (
@@ -149,22 +149,29 @@ class Shard:
         feature moments of the input scaling, and for ``"piecewise"``
         (whose moments need the bin edges first) up to ``edge_rows`` rows,
         evenly spaced, on which the client places the edges and measures
-        the moments."""
+        the moments. With missing values, or with ``"piecewise"``, those
+        rows come with their labels' within-query residuals, from which the
+        client matches the values that missing values read as
+        (:func:`~.._missingness.missing_fill`)."""
         if self.data is None:
             empty = np.zeros(0, dtype=np.int64)
             nothing = np.zeros(0, dtype=bool)
             return {"ids": self.query_ids, "sizes": empty, "work": empty, "weights": None,
                     "weight_max": None, "moments": None, "edge_sample": None, "dtype": None,
-                    "missingness": None,
+                    "missingness": None, "residuals": None,
                     "contrasts": (nothing, nothing)}
         data = self.data
-        edge_sample = moments = None
+        edge_sample = moments = residuals = None
         weighted = data.weighted
         counted = weighted.rows  # as in memory: queries of weight 0 do not count
-        if len(counted) and scaling_kind == "piecewise":
-            edge_sample = data.X[counted[:: -(-len(counted) // edge_rows)]]
-        elif len(counted) and scaling_kind is not None:
+        if len(counted) and scaling_kind is not None and scaling_kind != "piecewise":
             moments = feature_moments(scaling_kind, data.X, counted)
+        # Other kinds send their rows only when this shard has a missing value:
+        # their fills are then matched on the shards that do.
+        if len(counted) and (scaling_kind == "piecewise" or (moments is not None and not np.isscalar(moments[-1]))):
+            sampled = np.arange(0, len(counted), -(-len(counted) // edge_rows))
+            edge_sample = data.X[counted[sampled]]
+            residuals = within_query_residuals(weighted.y, weighted.offsets)[sampled]
         return {
             "ids": self.query_ids,
             "sizes": np.diff(data.offsets),
@@ -179,6 +186,7 @@ class Shard:
                 else missingness_evidence(data.X, counted, weighted.y, weighted.offsets)
             ),
             "edge_sample": edge_sample,
+            "residuals": residuals,
             "dtype": data.X.dtype,
             "contrasts": query_contrasts(data),
         }
@@ -273,7 +281,8 @@ def shard_counted_rows(shard):
 
 
 def _edge_budgets(counts):
-    """How many rows each shard sends for the bin edges: every one when the
+    """How many rows each shard sends for the bin edges (and the fills of
+    missing values): every one when the
     shards hold at most ``EDGE_SAMPLE_ROWS`` together, so that the edges
     are those of the in-memory ranker (which reads every row up to that
     many), else a share in proportion to the shard's rows, so that the
@@ -546,7 +555,7 @@ class _Plan:
         first_call = request.model is None
         scaling_kind = params["feature_scaling"] if first_call else None
         budgets = [None] * len(shards)
-        if scaling_kind == "piecewise":
+        if scaling_kind is not None:  # (other kinds send rows only with missing values)
             budgets = _edge_budgets(gather(
                 client, client.map(shard_counted_rows, shards, pure=False), "partitions' sizes"
             ))
@@ -646,7 +655,13 @@ def _global_scaling(kind, summaries, dtype, n_rows):
             moments = merge_moments(moments, m)
     evidence = [s["missingness"] for s in summaries if s["missingness"] is not None]
     telling = telling_features(functools.reduce(merge_evidence, evidence)) if evidence else None
-    return InputScaling.from_moments(kind, moments, dtype, encoding, telling)
+    fill_from = None
+    if telling is not None and telling.any():
+        sampled = [s for s in summaries if s["residuals"] is not None]
+        rows = [s["edge_sample"] for s in sampled]
+        rows = np.concatenate(rows)  # (shards hold dense blocks, as the edge samples above)
+        fill_from = (rows, None, np.concatenate([s["residuals"] for s in sampled]))
+    return InputScaling.from_moments(kind, moments, dtype, encoding, telling, fill_from)
 
 
 def round_task(shard, params, optimizer_state, seed, gain, evaluate_params, train):
