@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -23,16 +24,44 @@ QUICK_SUITES += ["dask", "dask_defaults"] if importlib.util.find_spec("distribut
 TARGETS_ON_YAHOO_ONLY = {"inputs"}
 
 
-@pytest.mark.parametrize("suite", QUICK_SUITES)
-def test_quick_benchmarks_run_and_write_their_results(tmp_path, suite):
-    # One process per suite, each with its own time limit, which only has to
-    # catch a hang: the quality suite, the longest, took 85 s alone (AMD EPYC
-    # VM, 2026-11-29; 127 s before --quick bagged one ranker only) and over
-    # 600 s beside two other test runs on the same two cores.
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--out", str(tmp_path), "--only", suite],
+#: The suites' order of length on this machine kind (longest first), so that
+#: two at a time they finish close together.
+LONGEST_FIRST = ["quality", "missing", "dask", "scale", "clicks", "coldstart", "lambdas",
+                 "dask_defaults", "metrics", "busy", "selection", "inputs"]
+
+
+def _run_quick(suite, out):
+    # Each time limit only has to catch a hang: the quality suite, the
+    # longest, took 85 s alone (AMD EPYC VM, 2026-11-29) and over 600 s
+    # beside two other test runs on the same two cores.
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--out", str(out), "--only", suite],
         cwd=ROOT, capture_output=True, text=True, timeout=1800, env={**os.environ, "MPLBACKEND": "Agg"},
     )
+
+
+@pytest.fixture(scope="module")
+def quick_runs(request, tmp_path_factory):
+    """The selected suites' runs, started together, two at a time: each suite
+    is a process of its own that mostly keeps one core busy, so on CI's two
+    cores a pair takes about as long as one (the suites took ~230 s one after
+    the other). Maps a suite to (its run's future, its output folder)."""
+    test = test_quick_benchmarks_run_and_write_their_results.__name__
+    selected = {item.callspec.params["suite"] for item in request.session.items if item.originalname == test}
+    order = sorted(selected, key=lambda s: LONGEST_FIRST.index(s) if s in LONGEST_FIRST else -1)
+    pool = ThreadPoolExecutor(max_workers=2)
+    runs = {}
+    for suite in order:
+        out = tmp_path_factory.mktemp(suite)
+        runs[suite] = pool.submit(_run_quick, suite, out), out
+    yield runs
+    pool.shutdown(cancel_futures=True)
+
+
+@pytest.mark.parametrize("suite", QUICK_SUITES)
+def test_quick_benchmarks_run_and_write_their_results(quick_runs, suite):
+    future, tmp_path = quick_runs[suite]
+    done = future.result()
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads((tmp_path / f"{suite}.json").read_text())
     assert result["suite"] == suite and result["quick"] and result["tables"]
