@@ -6,10 +6,12 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseRanker
+from ._docstrings import with_shared_entries
 from ._objectives import LambdaRankObjective
 from ._resolve import LAMBDARANK
 
 
+@with_shared_entries
 class LambdaRankRanker(BaseRanker):
     """LambdaRank learning-to-rank model.
 
@@ -107,31 +109,7 @@ class LambdaRankRanker(BaseRanker):
         average, and 0 keeps the last step's weights. "auto" averages when
         no validation set is held out (see :ref:`auto-values`); the value
         used is ``ema_momentum_``.
-    precision : {"auto", "float32", "float64"}, default="auto"
-        The floating-point type the network trains in. float32 moves half
-        the bytes, and its products run faster (see :ref:`performance`);
-        the rows are scaled in their own dtype before the cast, and the
-        lambdas are summed in float64 either way. "auto" trains a
-        stochastic fit (``solver="adam"`` or ``"sgd"``) of float64 ``X``
-        in float32 when the input scaling makes dense inputs of it (not for
-        ``feature_scaling=None``, nor for CSR that stays sparse under
-        ``"standard"``), and otherwise trains in ``X``'s dtype (see
-        :ref:`auto-values`); the value used is ``precision_``. The fitted
-        weights are published in ``X``'s dtype either way (float32 values
-        held exactly in float64), and a continued fit (``warm_start``,
-        ``partial_fit``) keeps the precision of the first.
-    query_column : str, int or None, default=None
-        A column of ``X`` that holds the query ids (a DataFrame column name
-        or a position): ``fit``, ``partial_fit``, ``predict`` and ``score``
-        read the ids from it and drop it, so scikit-learn's tools work with
-        metadata routing off. See :ref:`routing_off`.
-    position_column : str, int or None, default=None
-        For a click log: a column of ``X`` that holds the 1-based rank each
-        row was shown at (a DataFrame column name or a position). ``fit``
-        reads the ``positions`` from it, and ``fit``, ``predict`` and
-        ``score`` drop it (its values do not matter to ``predict``), so
-        scikit-learn's tools can fit on click logs with metadata routing
-        off. ``partial_fit`` refuses it. See :ref:`clicks`.
+    [shared: data columns]
     metric : {"ndcg", "map"}, default="ndcg"
         Weight pairs by the change of NDCG@k or of AP@k (relevant means
         label > 0).
@@ -199,40 +177,7 @@ class LambdaRankRanker(BaseRanker):
         The ``precision`` used, with "auto" resolved.
     normalize_lambdas_ : bool
         The ``normalize_lambdas`` used, with "auto" resolved.
-    n_features_in_ : int
-        Number of features seen during ``fit`` (without the
-        ``query_column`` and ``position_column``).
-    feature_names_in_ : ndarray of shape (``n_features_in_``,)
-        Names of features seen during ``fit``. Defined only when X has
-        feature names that are all strings.
-    feature_mean_ : ndarray of shape (n_inputs,) or None
-        Mean of each input of the network (a feature, or a bin of one, then
-        the missing indicators) over the training rows; None without
-        ``feature_scaling``.
-    feature_scale_ : ndarray of shape (n_inputs,) or None
-        Standard deviation of each input (1 for a constant one); ``coefs_[0]``
-        applies to the standardized inputs.
-    bin_edges_ : ndarray of ndarray of shape (n_features_in_,) or None
-        With ``feature_scaling="piecewise"``, the distinct bin edges of each
-        feature (quantiles of the training rows); a feature with m + 1 edges
-        has m inputs. None otherwise.
-    missing_features_ : ndarray of shape (n_missing_features,) or None
-        The features whose missing values (NaN) in training go with the
-        labels inside queries (at three standard errors; see "Missing
-        values" in the User Guide), in increasing order. Each has a missing
-        indicator, one input after all the others (the last rows of
-        ``coefs_[0]``); other features read a missing value as their mean.
-        None without ``feature_scaling``.
-    missing_fill_ : ndarray of shape (n_missing_features,) or None
-        The value a missing value of each feature of ``missing_features_``
-        reads as before its indicator is added: the present value whose
-        rows are labelled most like the missing ones (within queries; see
-        "Missing values" in the User Guide); NaN where none could be
-        matched (the mean then). None without ``feature_scaling``.
-    position_propensities_ : ndarray of shape (n_positions,) or None
-        After a fit on a click log (``fit(..., positions=...)``), the
-        estimated chance that a user examines each rank 1..n_positions,
-        relative to rank 1 (see :ref:`clicks`). None after a fit on labels.
+    [shared: fitted inputs]
 
     See Also
     --------

@@ -1,5 +1,7 @@
 """scikit-learn's estimator checks, for every ranker."""
 
+import inspect
+
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -7,6 +9,7 @@ from sklearn_ranknet import (
     BaggingRanker, LambdaRankRanker, LambdaRankRankerCV, ListNetRanker, ListNetRankerCV, RankNetRanker,
     RankNetRankerCV,
 )
+from sklearn_ranknet._docstrings import sections, with_shared_entries
 
 # Small, seeded instances keep the checks fast.
 ESTIMATORS = [
@@ -61,3 +64,40 @@ def _expected_failed_checks(estimator):
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("estimator_class", sorted({type(e) for e in ESTIMATORS}, key=lambda c: c.__name__))
+def test_docstring_documents_every_parameter_once(estimator_class):
+    # The rankers' shared entries (_docstrings.SHARED_ENTRIES) are filled in
+    # where their "[shared: ...]" lines stand; the CV rankers' docstrings are
+    # built from the rankers'.
+    _, parts = sections(estimator_class.__doc__)
+    documented = [line.split(" : ")[0] for line in parts["Parameters"].splitlines() if line and not line[0].isspace()]
+    parameters = [name for name in inspect.signature(estimator_class.__init__).parameters if name != "self"]
+    assert sorted(documented) == sorted(parameters)
+    assert "[shared:" not in estimator_class.__doc__
+    attributes = parts["Attributes"]
+    if estimator_class.__name__.endswith("Ranker") and estimator_class is not BaggingRanker:
+        for name in ("query_column", "position_column"):
+            assert name in documented
+        for name in ("n_features_in_ :", "missing_fill_ :", "position_propensities_ :"):
+            assert attributes.count(name) == 1, name
+
+
+def test_a_shared_entries_line_must_be_there_and_known():
+    class NoMarker:
+        """Summary."""
+
+    with pytest.raises(ValueError, match="no \\[shared: ...\\] line"):
+        with_shared_entries(NoMarker)
+
+    class Unknown:
+        """Summary.
+
+        Parameters
+        ----------
+        [shared: nothing of the kind]
+        """
+
+    with pytest.raises(KeyError, match="nothing of the kind"):
+        with_shared_entries(Unknown)
