@@ -47,7 +47,8 @@ def quick_runs(request, tmp_path_factory):
     cores a pair takes about as long as one (the suites took ~230 s one after
     the other). Maps a suite to (its run's future, its output folder)."""
     test = test_quick_benchmarks_run_and_write_their_results.__name__
-    selected = {item.callspec.params["suite"] for item in request.session.items if item.originalname == test}
+    selected = {item.callspec.params["suite"] for item in request.session.items
+                if getattr(item, "originalname", None) == test}  # doctests have no such name
     order = sorted(selected, key=lambda s: LONGEST_FIRST.index(s) if s in LONGEST_FIRST else -1)
     pool = ThreadPoolExecutor(max_workers=2)
     runs = {}
