@@ -385,6 +385,8 @@ refit_time_ : float
 
 
 def _cv_docstring(ranker_class):
+    if ranker_class.__doc__ is None:  # python -OO
+        return None
     name = ranker_class.__name__
     _, parts = sections(ranker_class.__doc__)
     return "\n\n".join([

@@ -71,7 +71,6 @@ position_propensities_ : ndarray of shape (n_positions,) or None
     After a fit on a click log (``fit(..., positions=...)``), the
     estimated chance that a user examines each rank 1..n_positions,
     relative to rank 1 (see :ref:`clicks`). None after a fit on labels.
-
 """,
 }
 
@@ -80,7 +79,10 @@ _SHARED_LINE = re.compile(r"^( *)\[shared: ([a-z ]+)\]$", re.MULTILINE)
 
 def with_shared_entries(cls):
     """Class decorator: each ``[shared: name]`` line of ``cls.__doc__``
-    replaced by ``SHARED_ENTRIES[name]``, at that line's indentation."""
+    replaced by ``SHARED_ENTRIES[name]``, at that line's indentation.
+    Nothing to do under ``python -OO``, which drops docstrings."""
+    if cls.__doc__ is None:
+        return cls
 
     def entries(match):
         indent, name = match.groups()

@@ -128,7 +128,8 @@ def _models(seed):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m sklearn_ranknet.demo", description=__doc__.splitlines()[0])
+    summary = __doc__.splitlines()[0] if __doc__ else None  # None under python -OO
+    parser = argparse.ArgumentParser(prog="python -m sklearn_ranknet.demo", description=summary)
     parser.add_argument("train", nargs="?", help="LETOR training file (default: synthetic data)")
     parser.add_argument("test", nargs="?", help="LETOR test file")
     parser.add_argument("--n-features", type=int, default=None,

@@ -1,6 +1,9 @@
 """scikit-learn's estimator checks, for every ranker."""
 
 import inspect
+import os
+import subprocess
+import sys
 
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -101,3 +104,24 @@ def test_a_shared_entries_line_must_be_there_and_known():
 
     with pytest.raises(KeyError, match="nothing of the kind"):
         with_shared_entries(Unknown)
+
+
+def test_imports_and_fits_under_python_OO():
+    # python -OO drops docstrings, which the rankers, the CV and Dask rankers
+    # and the demo build theirs from: the package must import all the same.
+    code = (
+        "import importlib.util, warnings\n"
+        "import sklearn_ranknet, sklearn_ranknet.demo\n"
+        "from sklearn_ranknet import LambdaRankRanker, LambdaRankRankerCV\n"
+        "from sklearn_ranknet.datasets import make_ranking\n"
+        "if importlib.util.find_spec('distributed'):\n"
+        "    import sklearn_ranknet.dask\n"
+        "assert LambdaRankRanker.__doc__ is None and LambdaRankRankerCV.__doc__ is None\n"
+        "X, y, q = make_ranking(10, n_features=4, n_informative=2, random_state=0)\n"
+        "warnings.simplefilter('ignore')\n"
+        "print(LambdaRankRanker(max_iter=1, random_state=0).fit(X, y, q).predict(X[:2]).shape)\n"
+    )
+    env = {**os.environ, "SKLEARN_RANKNET_WARMUP": "0"}
+    done = subprocess.run([sys.executable, "-OO", "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "(2,)"

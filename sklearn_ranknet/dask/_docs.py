@@ -71,7 +71,10 @@ True
 
 def _docstring(local_class, name):
     """The Dask ranker's docstring: the in-memory one's parameters and
-    attributes, plus ``client``, and notes and an example of its own."""
+    attributes, plus ``client``, and notes and an example of its own;
+    None under ``python -OO``, which drops docstrings."""
+    if local_class.__doc__ is None:
+        return None
     _, sections = _sections(local_class.__doc__)
     local = local_class.__name__
     parts = [
