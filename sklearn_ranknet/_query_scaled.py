@@ -56,7 +56,8 @@ def _cell_ranges(X, offsets):
     n_features = X.shape[1]
     if not sp.issparse(X):
         starts = offsets[:-1]
-        low, high = np.minimum.reduceat(X, starts, axis=0), np.maximum.reduceat(X, starts, axis=0)
+        # fmin and fmax skip missing values (NaN): a cell of NaN only stays NaN, not varying.
+        low, high = np.fmin.reduceat(X, starts, axis=0), np.fmax.reduceat(X, starts, axis=0)
         cell_feature = np.broadcast_to(np.arange(n_features), low.shape)
         return low, high, cell_feature, X, np.broadcast_to(np.arange(n_features), X.shape)
     X = sp.csr_matrix(X)
@@ -69,12 +70,12 @@ def _cell_ranges(X, offsets):
     order = np.argsort(cell, kind="stable")
     cell, values = cell[order], X.data[order]
     starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
-    low, high = np.minimum.reduceat(values, starts), np.maximum.reduceat(values, starts)
+    low, high = np.fmin.reduceat(values, starts), np.fmax.reduceat(values, starts)
     stored = np.diff(np.r_[starts, len(cell)])
     implicit_zero = stored < sizes[cell[starts] // n_features]
     # A cell with fewer stored values than its query has rows also holds 0.
-    low = np.where(implicit_zero, np.minimum(low, 0), low)
-    high = np.where(implicit_zero, np.maximum(high, 0), high)
+    low = np.where(implicit_zero, np.fmin(low, 0), low)
+    high = np.where(implicit_zero, np.fmax(high, 0), high)
     return low, high, cell[starts] % n_features, X.data, X.indices
 
 
@@ -121,7 +122,8 @@ def scaled_within_queries(X, rows, offsets):
     if len(positions) == 0:
         return False
     low, high, cell_feature, values, value_feature = _cell_ranges(X[np.asarray(rows)[positions]], sample_offsets)
-    near_0_or_1 = (np.abs(values) <= TOLERANCE) | (np.abs(values - 1) <= TOLERANCE)
+    # A missing value (NaN) does not stop a feature from being a flag.
+    near_0_or_1 = (np.abs(values) <= TOLERANCE) | (np.abs(values - 1) <= TOLERANCE) | np.isnan(values)
     flag = np.ones(X.shape[1], dtype=bool)
     flag[value_feature[~near_0_or_1]] = False
     varying = (high > low) & ~flag[cell_feature]

@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import spearmanr
+from scipy.stats import rankdata, spearmanr
 
 from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
 from sklearn_ranknet import _noise
@@ -99,6 +99,74 @@ def test_redundancy_ignores_monotone_maps_and_column_order(seed, shift, log_scal
     assert feature_redundancy(moved, rows) == pytest.approx(base, rel=1e-9)
     order = np.random.default_rng(seed).permutation(X.shape[1])
     assert feature_redundancy(X[:, order], rows) == pytest.approx(base, rel=1e-9)
+
+
+def slow_redundancy_with_missing(X):
+    """The redundancy of columns with missing values (NaN), pair by pair:
+    each column ranked over its present values; each pair's Pearson
+    correlation of those ranks over the rows where both are present (n of
+    them), less 1 / (n - 1); pairs of fewer than three such rows, or with a
+    column constant among them, left out."""
+    X = np.asarray(X, dtype=float)
+    columns = [j for j in range(X.shape[1])
+               if (~np.isnan(X[:, j])).any() and np.nanmax(X[:, j]) > np.nanmin(X[:, j])]
+    ranks = {j: rankdata(X[:, j], nan_policy="omit") for j in columns}
+    excesses = []
+    for i in columns:
+        for j in columns:
+            both = ~np.isnan(X[:, i]) & ~np.isnan(X[:, j])
+            a, b = ranks[i][both], ranks[j][both]
+            if i == j or both.sum() < 3 or a.max() == a.min() or b.max() == b.min():
+                continue
+            excesses.append(np.corrcoef(a, b)[0, 1] ** 2 - 1.0 / (both.sum() - 1))
+    if len(columns) < 2 or not excesses:
+        return 1.0
+    return 1.0 + (len(columns) - 1) * max(np.mean(excesses), 0.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_redundancy_with_missing_values_matches_the_pairwise_reference(seed):
+    rng = np.random.default_rng(seed)
+    X = redundant(300, 3, 3, 0.7, seed)
+    X[rng.random(X.shape) < rng.uniform(0.05, 0.6)] = np.nan
+    X[:, 2] = np.round(X[:, 2])  # ties share their mean rank in both
+    X[:10, 4] = 3.0
+    X[10:, 4] = np.nan  # present on 10 rows only, all equal: constant
+    X[:, 6] = np.nan  # nothing present
+    X[:, 7] = np.where(np.arange(300) < 150, np.nan, X[:, 7])
+    X[:, 8] = np.where(np.arange(300) >= 150, np.nan, X[:, 8])  # never beside column 7
+    expected = slow_redundancy_with_missing(X)
+    assert feature_redundancy(X, np.arange(300)) == pytest.approx(expected, rel=1e-12)
+    assert feature_redundancy(sp.csr_matrix(X), np.arange(300)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_missing_values_do_not_hide_redundant_features():
+    """Features that order the rows alike stay redundant with values missing
+    from every one of them (read as constant, they once all dropped out)."""
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=2000)
+    copies = np.column_stack([z, np.exp(z), z**3, np.arctan(z)])
+    complete = feature_redundancy(copies, np.arange(2000))
+    assert complete == pytest.approx(1 + 3 * (1 - 1 / 1999), rel=1e-12)
+    copies[rng.random(copies.shape) < 0.3] = np.nan
+    # Each column is ranked among its own present rows, so two copies' ranks
+    # on their rows in common agree up to those ranks' gaps: r just below 1.
+    got = feature_redundancy(copies, np.arange(2000))
+    assert got == pytest.approx(slow_redundancy_with_missing(copies), rel=1e-12)
+    assert complete - 0.01 < got < complete
+    independent = rng.normal(size=(2000, 20))
+    independent[rng.random(independent.shape) < 0.3] = np.nan
+    assert feature_redundancy(independent, np.arange(2000)) == pytest.approx(1.0, abs=0.02)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("Ranker", RANKERS)
+def test_auto_noise_reads_redundant_features_with_missing_values(Ranker):
+    _, y, qid = make_ranking(40, min_docs=5, max_docs=10, random_state=0)
+    copies = redundant(len(y), 3, 4, 0.3, seed=3)
+    copies[np.random.default_rng(5).random(copies.shape) < 0.2] = np.nan
+    fitted = Ranker(max_iter=2, random_state=0).fit(copies, y, groups=qid)
+    assert fitted.input_noise_ == _noise.AUTO_INPUT_NOISE
 
 
 def test_auto_noise_ramps_with_redundancy(monkeypatch):

@@ -120,6 +120,36 @@ def test_flags_beside_an_unscaled_feature_are_not_called_scaled():
     assert scaled_within_queries(sp.csr_matrix(scaled), rows, offsets)
 
 
+def test_missing_values_are_left_out_of_the_detection():
+    """With 60 % of the values missing, and one in each (query, feature)
+    cell, each cell is judged by its present values (once a NaN hid the
+    whole cell, and nothing was left to call scaled)."""
+    X, _, qid = make_ranking(100, n_features=6, n_informative=3, min_docs=5, max_docs=10, random_state=2)
+    rng = np.random.default_rng(0)
+    missing = rng.random(X.shape) < 0.6
+    for query in np.unique(qid):  # and no cell complete
+        first = np.flatnonzero(qid == query)[0]
+        missing[first, :] = True
+    rows, offsets = _arranged(qid)
+    # Scaled within queries over the present values, as a file of such data is.
+    scaled = np.where(missing, np.nan, X)
+    for query in np.unique(qid):
+        block = scaled[qid == query]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a column with nothing present
+            low, high = np.nanmin(block, axis=0), np.nanmax(block, axis=0)
+        scaled[qid == query] = np.where(high > low, (block - low) / np.where(high > low, high - low, 1.0), 0.0)
+        scaled[qid == query] = np.where(np.isnan(block), np.nan, scaled[qid == query])
+    for form in (scaled, sp.csr_matrix(scaled)):
+        assert scaled_within_queries(form, rows, offsets)
+    raw = np.where(missing, np.nan, X)
+    assert not scaled_within_queries(raw, rows, offsets)
+    assert not scaled_within_queries(sp.csr_matrix(raw), rows, offsets)
+    # Flags with missing values stay flags beside an unscaled feature.
+    flags = np.where(rng.random((len(qid), 40)) < 0.5, np.nan, (rng.random((len(qid), 40)) < 0.5).astype(float))
+    assert not scaled_within_queries(np.column_stack([flags, np.abs(X[:, :1]) + 2.0]), rows, offsets)
+
+
 def test_nothing_to_read_is_not_scaled():
     rows = np.arange(3)
     assert not scaled_within_queries(np.array([[0.5], [0.2], [1.0]]), rows, np.array([0, 1, 2, 3]))
