@@ -42,8 +42,8 @@ class LambdaRankRanker(BaseRanker):
         Strength of the L2 penalty on the weights (not the intercepts),
         weighed against the *sum* of the training queries' costs as in
         ``Ridge``, so its pull fades as the data grows. "auto" follows the
-        size of the data (see :ref:`auto-values`); the value used is
-        ``alpha_``.
+        size of the data and the share of its values that are missing (see
+        :ref:`auto-values`); the value used is ``alpha_``.
     batch_size : int or "auto", default="auto"
         Number of whole *queries* per minibatch (all of them when fewer).
         "auto" is 16, or 32 on small data scaled within each query (see

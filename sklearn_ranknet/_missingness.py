@@ -128,6 +128,18 @@ def _query_blocks(offsets):
         first = last
 
 
+def missing_count(X, rows):
+    """How many of the values of the rows ``X[rows]`` of a dense or CSR
+    ``X`` are missing (NaN), read ``EVIDENCE_BLOCK_ROWS`` rows at a time."""
+    if not np.isnan(X.data if sp.issparse(X) else X).any():  # one pass, no copy
+        return 0
+    count = 0
+    for start in range(0, len(rows), EVIDENCE_BLOCK_ROWS):
+        block = X[rows[start : start + EVIDENCE_BLOCK_ROWS]]
+        count += int(np.isnan(block.data if sp.issparse(block) else block).sum())
+    return count
+
+
 def merge_evidence(a, b):
     """The evidence of two disjoint sets of queries."""
     return a[0] + b[0], a[1] + b[1]

@@ -17,6 +17,7 @@ from numbers import Integral
 import numpy as np
 
 from ._inputs import stays_sparse
+from ._missingness import missing_count
 from ._noise import AUTO_INPUT_NOISE, auto_input_noise
 
 #: Data counts as large from this many training rows
@@ -36,6 +37,9 @@ PATIENCE_LARGE = 3
 PATIENCE_LARGE_ROWS = 100_000
 #: ``ema_momentum="auto"`` when the fit holds out no validation set.
 EMA_MOMENTUM = 0.9975
+#: "auto" ``alpha`` is divided by one minus the share of the training
+#: values that are missing (NaN), that share counted up to this much.
+MISSING_SHARE_CAP = 0.9
 
 
 @dataclass(frozen=True)
@@ -85,17 +89,29 @@ class DataShape:
         scaling within queries) read them, on demand.
     dtype : numpy dtype, default=float64
         The dtype of the training rows.
+    missing_share : float or None, default=None
+        The share of the training rows' feature values that are missing
+        (NaN); None reads it from ``data`` on demand (0 without it).
     """
 
-    def __init__(self, n_rows, n_queries, data=None, dtype=np.float64):
+    def __init__(self, n_rows, n_queries, data=None, dtype=np.float64, missing_share=None):
         self.n_rows, self.n_queries, self.data = n_rows, n_queries, data
         self.dtype = np.dtype(dtype)
+        self._missing_share = missing_share
 
     @classmethod
     def of(cls, data):
         """The shape of a ``TrainingSet``: its queries of positive weight."""
         weighted = data.weighted
         return cls(len(weighted.rows), weighted.n_queries, weighted, data.X.dtype)
+
+    @property
+    def missing_share(self):
+        if self._missing_share is None:
+            data = self.data
+            n_values = 0 if data is None else len(data.rows) * data.X.shape[1]
+            self._missing_share = missing_count(data.X, data.rows) / n_values if n_values else 0.0
+        return self._missing_share
 
 
 @dataclass(frozen=True)
@@ -200,7 +216,7 @@ def resolve(params, rules, shape, *, incremental=False, distributed=False, fitte
         normalize = rules.normalize_lambdas[0] if small_fit else rules.normalize_lambdas[1]
     return Resolved(
         hidden_layer_sizes=hidden,
-        alpha=by_size(rules.alpha) if auto("alpha") else float(params["alpha"]),
+        alpha=_auto_alpha(by_size(rules.alpha), shape, incremental) if auto("alpha") else float(params["alpha"]),
         batch_size=scaled.get("batch_size", rules.batch_size) if auto("batch_size") else params["batch_size"],
         learning_rate_init=step,
         n_iter_no_change=patience,
@@ -248,3 +264,15 @@ def hidden_layer_sizes(sizes):
             f"layer, empty for a linear model); got {given!r}."
         )
     return tuple(int(h) for h in sizes)
+
+
+def _auto_alpha(alpha, shape, incremental):
+    """The "auto" ``alpha`` of the data's size, divided by one minus the
+    share of the training values that are missing (NaN; up to
+    ``MISSING_SHARE_CAP``): where much of every row is missing, the rows say
+    less, and stronger L2 ranked better on training folds (User Guide,
+    "Missing values"). ``partial_fit`` sees one batch at a time and keeps
+    the size's value."""
+    if incremental:
+        return alpha
+    return alpha / (1.0 - min(shape.missing_share, MISSING_SHARE_CAP))

@@ -1206,6 +1206,9 @@ def test_missing_values_are_scaled_and_scored_as_in_memory(client, data, kind):
     np.testing.assert_array_equal(ranker.missing_fill_, in_memory.missing_fill_)
     np.testing.assert_allclose(ranker.feature_mean_, in_memory.feature_mean_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(ranker.feature_scale_, in_memory.feature_scale_, rtol=1e-12)
+    # "auto" alpha follows the share missing, counted over the shards.
+    assert ranker.alpha_ == pytest.approx(in_memory.alpha_, rel=1e-12)
+    assert in_memory.alpha_ > LambdaRankRanker(**params).fit(np.nan_to_num(X), y, groups=qid).alpha_
     scores = ranker.predict(dX).compute()
     assert np.isfinite(scores).all()
     np.testing.assert_allclose(scores, ranker.to_local().predict(X), rtol=1e-12, atol=1e-12)

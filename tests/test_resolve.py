@@ -59,7 +59,7 @@ def test_every_auto_parameter_is_published(cls):
 
 
 @pytest.mark.parametrize("cls", RANKERS)
-@pytest.mark.parametrize("form", ["raw", "query_scaled", "large"])
+@pytest.mark.parametrize("form", ["raw", "query_scaled", "large", "missing"])
 def test_the_published_values_given_explicitly_give_the_same_model(cls, form, monkeypatch):
     """The definition of ``<parameter>_``, on small data (input noise on
     redundant features), on small data scaled within queries (LETOR's form,
@@ -68,6 +68,8 @@ def test_the_published_values_given_explicitly_give_the_same_model(cls, form, mo
     X, y, qid = _redundant(40, seed=1)
     if form == "query_scaled":
         X = _query_scaled(X, qid)
+    if form == "missing":  # LambdaRank's alpha follows the share missing
+        X[np.random.default_rng(0).random(X.shape) < 0.3] = np.nan
     if form == "large":
         monkeypatch.setattr(_resolve, "SMALL_DATA_ROWS", len(y))
         monkeypatch.setattr(_resolve, "SMALL_DATA_QUERIES", 1)  # the rows decide
@@ -121,6 +123,30 @@ def test_data_is_small_below_either_threshold(n_rows, n_queries, small):
     assert (values.hidden_layer_sizes, values.alpha) == (
         (LAMBDARANK.hidden_layer_sizes[0], LAMBDARANK.alpha[0]) if small
         else (LAMBDARANK.hidden_layer_sizes[1], LAMBDARANK.alpha[1]))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_auto_alpha_grows_with_the_share_of_missing_values():
+    X, y, qid = make_ranking(40, n_features=6, n_informative=3, random_state=0)
+    rng = np.random.default_rng(1)
+    X[rng.random(X.shape) < 0.4] = np.nan
+    first = qid == qid[0]
+    X[first] = np.nan  # in a query of weight 0: not counted
+    weights = np.where(first, 0.0, 1.0)
+    share = np.isnan(X[~first]).mean()
+    assert 0.3 < share < 0.5
+    small, large = LAMBDARANK.alpha
+    fitted = LambdaRankRanker(max_iter=1).fit(X, y, groups=qid, sample_weight=weights)
+    assert fitted.alpha_ == pytest.approx(small / (1 - share), rel=1e-14)
+    X_complete = np.nan_to_num(X)
+    assert LambdaRankRanker(max_iter=1).fit(X_complete, y, groups=qid).alpha_ == small  # exactly
+    assert LambdaRankRanker(max_iter=1, alpha=2.0).fit(X, y, groups=qid).alpha_ == 2.0
+    # partial_fit sees one batch, and keeps the size's value.
+    assert LambdaRankRanker().partial_fit(X, y, groups=qid).alpha_ == large
+    params = LambdaRankRanker().get_params()
+    for given, used in [(0.0, 0.0), (0.5, 0.5), (0.95, _resolve.MISSING_SHARE_CAP)]:
+        shape = DataShape(500, 40, missing_share=given)
+        assert resolve(params, LAMBDARANK, shape, distributed=True).alpha == pytest.approx(small / (1 - used), rel=1e-14)
 
 
 def test_partial_fit_takes_the_large_data_values_and_goes_on_with_the_fit_step():

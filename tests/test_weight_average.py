@@ -234,7 +234,8 @@ def test_auto_resolves_by_size_as_early_stopping_does():
     lambdarank = LambdaRankRanker(input_noise=0.0).get_params()
     for n_queries, expected in ((299, AUTO_EMA_MOMENTUM), (300, 0.0)):
         rows = SimpleNamespace(scaled_within_queries=False)  # what the small-data rules read
-        assert resolve(lambdarank, LAMBDARANK, DataShape(10_000, n_queries, rows)).ema_momentum == expected
+        shape = DataShape(10_000, n_queries, rows, missing_share=0.0)  # and "auto" alpha
+        assert resolve(lambdarank, LAMBDARANK, shape).ema_momentum == expected
     assert ema(10_000, incremental=True) == AUTO_EMA_MOMENTUM  # partial_fit
     assert ema(10_000, ema_momentum=0.3) == 0.3
 

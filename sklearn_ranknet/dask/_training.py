@@ -51,7 +51,9 @@ from .._fit_checks import query_contrasts, warn_if_nothing_to_learn
 from .._groups import QueryGroups, group_rows, query_weights
 from .._inputs import EDGE_SAMPLE_ROWS, InputScaling, PiecewiseEncoding, feature_moments, merge_moments, piecewise_bins
 from .._jit import effective_n_jobs, single_threaded_blas
-from .._missingness import merge_evidence, missingness_evidence, telling_features, within_query_residuals
+from .._missingness import (
+    merge_evidence, missing_count, missingness_evidence, telling_features, within_query_residuals,
+)
 from .._model import FitState, RankingModel
 from .._resolve import DataShape, resolve
 from .._training import (
@@ -158,7 +160,7 @@ class Shard:
             nothing = np.zeros(0, dtype=bool)
             return {"ids": self.query_ids, "sizes": empty, "work": empty, "weights": None,
                     "weight_max": None, "moments": None, "edge_sample": None, "dtype": None,
-                    "missingness": None, "residuals": None,
+                    "missingness": None, "residuals": None, "n_missing": 0,
                     "contrasts": (nothing, nothing)}
         data = self.data
         edge_sample = moments = residuals = None
@@ -187,6 +189,8 @@ class Shard:
             ),
             "edge_sample": edge_sample,
             "residuals": residuals,
+            # For "auto" alpha: the NaN among the rows of positive weight.
+            "n_missing": missing_count(data.X, counted),
             "dtype": data.X.dtype,
             "contrasts": query_contrasts(data),
         }
@@ -576,7 +580,10 @@ class _Plan:
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
         counted = table.weighted  # the "auto" values' size, as in memory
         self.resolved = resolve(
-            params, request.rules, DataShape(counted.n_rows, counted.n_queries, dtype=self.dtype), distributed=True,
+            params, request.rules,
+            DataShape(counted.n_rows, counted.n_queries, dtype=self.dtype,
+                      missing_share=sum(s["n_missing"] for s in summaries) / max(counted.n_rows * request.n_features, 1)),
+            distributed=True,
             fitted_widths=None if first_call else request.model.hidden_layer_sizes,
             validation_given=request.validation is not None,
         )
