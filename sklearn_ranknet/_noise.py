@@ -82,6 +82,8 @@ def feature_redundancy(X, rows):
     It is p / (effective rank) of the rank-correlation matrix: 1 for
     independent features, p when all are one feature in several monotone
     forms.
+    Missing values (NaN) are left out of each pair's correlation (see
+    :func:`_redundancy_with_missing_values`).
 
     Parameters
     ----------

@@ -146,7 +146,8 @@ def test_auto_alpha_grows_with_the_share_of_missing_values():
     params = LambdaRankRanker().get_params()
     for given, used in [(0.0, 0.0), (0.5, 0.5), (0.95, _resolve.MISSING_SHARE_CAP)]:
         shape = DataShape(500, 40, missing_share=given)
-        assert resolve(params, LAMBDARANK, shape, distributed=True).alpha == pytest.approx(small / (1 - used), rel=1e-14)
+        alpha = resolve(params, LAMBDARANK, shape, distributed=True).alpha
+        assert alpha == pytest.approx(small / (1 - used), rel=1e-14)
 
 
 def test_partial_fit_takes_the_large_data_values_and_goes_on_with_the_fit_step():

@@ -579,11 +579,11 @@ class _Plan:
         warn_if_nothing_to_learn(table.contrasts, np.diff(table.offsets), table.weights, "fit", stacklevel=5)
         self.dtype = next(s["dtype"] for s in summaries if s["dtype"] is not None)
         counted = table.weighted  # the "auto" values' size, as in memory
+        n_missing = sum(s["n_missing"] for s in summaries)
+        shape = DataShape(counted.n_rows, counted.n_queries, dtype=self.dtype,
+                          missing_share=n_missing / max(counted.n_rows * request.n_features, 1))
         self.resolved = resolve(
-            params, request.rules,
-            DataShape(counted.n_rows, counted.n_queries, dtype=self.dtype,
-                      missing_share=sum(s["n_missing"] for s in summaries) / max(counted.n_rows * request.n_features, 1)),
-            distributed=True,
+            params, request.rules, shape, distributed=True,
             fitted_widths=None if first_call else request.model.hidden_layer_sizes,
             validation_given=request.validation is not None,
         )
