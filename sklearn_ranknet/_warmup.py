@@ -53,6 +53,15 @@ Where it does not run, and how it stays out of the way:
   thread it does not have; the child compiles what it calls itself (the
   warm-up does not go on in the child). ``subprocess`` does not wait (it
   runs no fork hooks);
+- it leaves the process's warnings alone: Numba's type inference collects a
+  compile's warnings with ``warnings.catch_warnings(record=True)``, many
+  times a compile, and Python's warnings state is the process's, not a
+  thread's. From the warm-up thread that raced with the user's threads (a
+  warning caught in a user's block went into Numba's list, and a block's
+  state could be restored after the block had ended, after which no warning
+  showed at all), so the thread compiles with that collection skipped
+  (:func:`_leave_warnings_alone`); with a Numba whose collection is not
+  where this expects it, no warm-up starts;
 - at interpreter exit an ``atexit`` hook stops the thread and waits for the
   signature in progress (LLVM must not be compiling while the interpreter
   tears down): a script that exits at once with an empty cache waits that
@@ -62,6 +71,8 @@ Where it does not run, and how it stays out of the way:
 """
 
 import atexit
+import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -82,6 +93,40 @@ _EXIT_WAIT_S = 60.0
 # While another thread is in Numba's compiler, check again this often (it
 # also wakes us when it leaves).
 _POLL_S = 0.05
+
+
+# Set in the warm-up thread: Numba's warning collection skips it.
+_in_warmup = threading.local()
+
+
+def _leave_warnings_alone():
+    """Make Numba's per-compile warning collection
+    (``numba.core.errors.WarningsFixer.catch_warnings``) a pass-through in
+    the warm-up thread, once per process (module docstring). Other threads
+    collect as before: their compiles run where their own warnings are.
+    False when this Numba has no such method."""
+    try:
+        from numba.core.errors import WarningsFixer
+    except ImportError:
+        return False
+    collect = getattr(WarningsFixer, "catch_warnings", None)
+    if collect is None:
+        return False
+    if getattr(collect, "skips_the_warmup", False):
+        return True
+
+    @functools.wraps(collect)
+    @contextlib.contextmanager
+    def catch_warnings(self, *args, **kwargs):
+        if getattr(_in_warmup, "active", False):
+            yield  # a warning from our kernels' compiles (there is none) shows as any other
+        else:
+            with collect(self, *args, **kwargs):
+                yield
+
+    catch_warnings.skips_the_warmup = True
+    WarningsFixer.catch_warnings = catch_warnings
+    return True
 
 
 def signatures():
@@ -176,6 +221,7 @@ class _Warmup:
         self.thread.start()
 
     def _run(self):
+        _in_warmup.active = True
         try:
             for dispatcher, argtypes in self.items:
                 with self.cond:
@@ -321,7 +367,7 @@ def start():
     """Start the warm-up unless it is switched off or already running (called
     by ``sklearn_ranknet/__init__.py``). Returns whether a thread started."""
     global _current
-    if _current is not None or not enabled():
+    if _current is not None or not enabled() or not _leave_warnings_alone():
         return False
     helper = None
     try:

@@ -292,3 +292,29 @@ def _alive(pid):
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
     except OSError:
         return True
+
+
+def test_the_users_warnings_are_untouched_while_the_warmup_compiles(tmp_path):
+    """Python's warnings state is the process's, not a thread's, and Numba's
+    type inference swaps it (``warnings.catch_warnings(record=True)``, many
+    times a compile). From the warm-up thread that raced with the user's
+    threads: a warning caught in a block went into Numba's list instead, and
+    a block's state could be restored after the block had ended, after which
+    no warning showed at all. An empty cache, so that the thread compiles
+    while this process catches warnings."""
+    out = run("""
+        import time
+        from sklearn_ranknet import _warmup
+        lost = blocks = 0
+        ends = time.monotonic() + 3.0
+        while _warmup.running() and time.monotonic() < ends:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                warnings.warn("caught", UserWarning)
+            blocks += 1
+            lost += [str(w.message) for w in caught] != ["caught"]
+        print(lost, blocks > 0)
+        warnings.warn("shown after the blocks", UserWarning)
+    """, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "SKLEARN_RANKNET_WARMUP": "thread"})
+    assert out.stdout.split() == ["0", "True"], out.stdout
+    assert "shown after the blocks" in out.stderr, out.stderr
