@@ -318,3 +318,16 @@ def test_the_users_warnings_are_untouched_while_the_warmup_compiles(tmp_path):
     """, env={"NUMBA_CACHE_DIR": str(tmp_path / "cache"), "SKLEARN_RANKNET_WARMUP": "thread"})
     assert out.stdout.split() == ["0", "True"], out.stdout
     assert "shown after the blocks" in out.stderr, out.stderr
+
+
+def test_no_warmup_where_numba_collects_warnings_elsewhere():
+    """A Numba without ``WarningsFixer.catch_warnings`` (the warm-up could not
+    keep its compiles out of the process's warnings): no warm-up starts, and
+    each kernel compiles when first called, as with the warm-up off."""
+    out = run("""
+        from numba.core import errors
+        errors.WarningsFixer = type("Elsewhere", (), {})
+        from sklearn_ranknet import _warmup
+        print(_warmup._current is None, len(warmup_threads()))
+    """)
+    assert out.stdout.split() == ["True", "0"], out.stdout
