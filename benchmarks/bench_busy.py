@@ -2,7 +2,8 @@
 
 Every fit holds BLAS to one thread (``_jit.single_threaded_blas``, issue 54 D6); each workload
 is also timed with BLAS's own threads (the policy before it: ``_jit._one_blas_thread`` replaced
-by a context that does nothing, for the timed fit only).
+by a context that does nothing, for the timed fit only, and tells the fit that BLAS had one thread,
+so that its own products stay on one).
 
 ``python -m benchmarks --only busy`` (``--quick``: one round of the small workload).
 
@@ -14,7 +15,9 @@ Workloads, each a default fit after a warm-up fit (JIT compiled):
 
 - ``make_ranking``: ``LambdaRankRanker()``, ``RankNetRanker()`` and ``ListNetRanker()`` on
   ``make_ranking(n_queries=300, random_state=0)`` (the demo's training data), timed together;
-- ``Yahoo sample``: ``LambdaRankRanker()`` on ``rank.train`` (skipped without the sample).
+- ``Yahoo sample``: ``LambdaRankRanker()`` on ``rank.train`` (skipped without the sample);
+- ``Yahoo sample, a bag of 5``: ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` there, whose
+  members train together and share their steps out over the threads BLAS had (``_stack.py``).
 
 Conditions: quiet, or busy (a second process spinning ``while True: pass`` from before the fit to
 after it), each with the package's default (BLAS on one thread) and with BLAS's own threads. The
@@ -42,7 +45,7 @@ def _spin():
 
 
 def _workloads(quick):
-    from sklearn_ranknet import LambdaRankRanker, ListNetRanker, RankNetRanker
+    from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
     from sklearn_ranknet.datasets import load_letor, make_ranking
 
     X, y, qid = make_ranking(n_queries=300, random_state=0)
@@ -52,6 +55,8 @@ def _workloads(quick):
         path = YAHOO / "rank.train"
         Xy, yy, qy = load_letor(path, n_features=300)
         made.append(("Yahoo sample", lambda: LambdaRankRanker(random_state=0).fit(Xy, yy, qy)))
+        made.append(("Yahoo sample, a bag of 5", lambda: BaggingRanker(
+            LambdaRankRanker(random_state=0), n_estimators=5, random_state=0).fit(Xy, yy, qy)))
     return made
 
 
@@ -65,8 +70,8 @@ def _timed(fit, busy, blas_threads):
         time.sleep(0.5)  # running before the fit starts
     one_blas_thread = _jit._one_blas_thread
     try:
-        if blas_threads:
-            _jit._one_blas_thread = contextlib.nullcontext
+        if blas_threads:  # BLAS keeps its threads, and the fit's own products stay on one
+            _jit._one_blas_thread = lambda: contextlib.nullcontext(1)
         started = time.perf_counter()
         fit()
         return time.perf_counter() - started

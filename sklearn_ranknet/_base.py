@@ -545,7 +545,8 @@ class BaseRanker(BaseEstimator):
 
     def _fit(self, X, y, groups, sample_weight, incremental, linear_gain=False, stacklevel=5, validation=None):
         run = self._plan_fit(X, y, groups, sample_weight, incremental, linear_gain, stacklevel, validation)
-        with single_threaded_blas():
+        with single_threaded_blas() as blas_threads:
+            run.state.block_threads = max(run.state.n_threads, blas_threads)
             if self.solver == "lbfgs" and not incremental:
                 run.model = _training.fit_lbfgs(run.model, run.state, run.data, run.options, run.history)
             else:

@@ -272,19 +272,24 @@ def _share(task, items, n_threads):
 _blas_lock = threading.Lock()
 _blas_users = 0
 _blas_limit = None
+_blas_threads = 1
 
 
 @contextlib.contextmanager
 def _one_blas_thread():
-    global _blas_users, _blas_limit
-    from threadpoolctl import threadpool_limits
+    global _blas_users, _blas_limit, _blas_threads
+    from threadpoolctl import ThreadpoolController
 
     with _blas_lock:
         if _blas_users == 0:
-            _blas_limit = threadpool_limits(limits=1, user_api="blas")
+            blas = ThreadpoolController().select(user_api="blas")
+            counts = [info["num_threads"] for info in blas.info()]
+            _blas_threads = max(min(counts, default=1), 1)
+            _blas_limit = blas.limit(limits=1)
         _blas_users += 1
+        threads = _blas_threads
     try:
-        yield
+        yield threads
     finally:
         with _blas_lock:
             _blas_users -= 1
@@ -297,10 +302,10 @@ def _forget_threads():
     """After fork: the child has none of the parent's threads, so neither
     its pool nor its fits in progress (it keeps whatever BLAS limit was in
     force, as threadpoolctl would)."""
-    global _blas_lock, _blas_users, _blas_limit
+    global _blas_lock, _blas_users, _blas_limit, _blas_threads
     _forget_pool()
     _blas_lock = threading.Lock()
-    _blas_users, _blas_limit = 0, None
+    _blas_users, _blas_limit, _blas_threads = 0, None, 1
 
 
 if hasattr(os, "register_at_fork"):
@@ -309,6 +314,8 @@ if hasattr(os, "register_at_fork"):
 
 def single_threaded_blas():
     """A context in which BLAS runs on one thread: every fit trains in one.
+    It yields the threads BLAS had before (those of the first fit to enter,
+    when several are in progress), at least 1.
 
     Two reasons. OpenBLAS workers spin for a while after every product, and
     on a machine whose cores are busy (another process, or our own pool's
@@ -319,6 +326,11 @@ def single_threaded_blas():
     fit the same model on any core count (the Dask rankers' gathered fit on
     a worker gives the in-memory model to the bit). Safe to enter from
     several threads at once: the limit holds until the last leaves.
+
+    The threads it yields are those a fit may give its own products
+    instead (``FitState.block_threads``): blocks fixed by the shapes, on the
+    package's pool, whose idle threads sleep. Inside a joblib worker, or
+    under the user's ``threadpool_limits``, that is the limit in force.
     """
     return _one_blas_thread()
 

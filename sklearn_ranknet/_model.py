@@ -197,7 +197,13 @@ class FitState:
     l2 : float
         The L2 weight on the mean-per-query objective of the current fit.
     n_threads : int
-        Threads of the current fit.
+        Threads of the current fit's kernels (``n_jobs``).
+    block_threads : int
+        Threads that share the current fit's matrix products: its row
+        blocks, and a stack's networks (``_stack.py``). The threads BLAS
+        had when the fit began (``_jit.single_threaded_blas``), or
+        ``n_threads`` if more. Blocks are fixed by the shapes, so this
+        changes no bit of the model.
     dropout, input_noise : float
         The current fit's dropout and (resolved) input noise level.
     noise : NoiseTable or None
@@ -210,7 +216,7 @@ class FitState:
         self.optimizer = self.weight_average = self.noise = None
         self.t = 0
         self.l2 = 0.0
-        self.n_threads = 1
+        self.n_threads = self.block_threads = 1
         self.dropout = self.input_noise = 0.0
 
     def reseeded(self, random_state):

@@ -269,7 +269,8 @@ def _loss_sample_queries(data, random_state):
 
 def _scores(model, data, n_threads):
     """Scores of every row of ``data`` (float64), gathered and scored block
-    by block so that no copy of its rows of X is ever whole."""
+    by block so that no copy of its rows of X is ever whole, the blocks
+    shared out over ``n_threads``."""
     coefs, intercepts = model.layers(data.X)
     blocks = _row_blocks(len(data.rows), coefs, max_rows=score_block_rows(coefs[0].shape[0]))
 
@@ -279,9 +280,11 @@ def _scores(model, data, n_threads):
     return as_kernel_array(np.concatenate(map_blocks(score, blocks, n_threads)))
 
 
-def query_costs(model, data, n_threads):
-    """Each query's cost in ``data`` under the model's current weights."""
-    scores = _scores(model, data, n_threads)
+def query_costs(model, data, n_threads, block_threads=1):
+    """Each query's cost in ``data`` under the model's current weights: the
+    scores on ``block_threads`` threads (or ``n_threads`` if more), the
+    lambda kernel on ``n_threads``."""
+    scores = _scores(model, data, max(n_threads, block_threads))
     positions = np.arange(len(data.rows))
     queries = np.arange(data.n_queries)
     _, cost = data.objective.gradient(scores, positions, queries, data.offsets, with_cost=True, n_threads=n_threads)
@@ -290,7 +293,7 @@ def query_costs(model, data, n_threads):
 
 def objective_value(model, state, data):
     """Mean per-query cost of ``data`` under the current weights, plus L2."""
-    cost = query_costs(model, data, state.n_threads)
+    cost = query_costs(model, data, state.n_threads, state.block_threads)
     return data.mean_of_queries(cost) + _network.l2_penalty(model.coefs, state.l2)
 
 
@@ -298,7 +301,7 @@ def validation_score(model, state, data, gain):
     """NDCG@10 of a held-out training set under the current weights, as
     ``ndcg_score`` computes it (the labels were validated by ``fit``, and
     the queries are grouped once per fit: this runs every epoch)."""
-    scores = _scores(model, data, state.n_threads)
+    scores = _scores(model, data, max(state.n_threads, state.block_threads))
     values, empty = _grouped_ndcg_values(data.query_groups, data.y, scores, SCORE_K, gain, False)
     return _mean_over_queries(data.query_groups, values, empty, 1.0, data.row_weights())
 
@@ -677,12 +680,13 @@ def minibatch_gradients(model, state, train, positions, queries, offsets):
     mean weight.
 
     Rows are gathered from the caller's ``X`` and pushed through the network
-    in fixed blocks, on ``state.n_threads`` threads: each block's forward
-    pass, then the lambda kernel over the whole batch, then each block's
-    backward pass.
+    in fixed blocks, on ``state.block_threads`` threads: each block's
+    forward pass, then the lambda kernel over the whole batch (on
+    ``state.n_threads``), then each block's backward pass.
     """
     coefs, intercepts = model.layers(train.X)
     activation, dropout, n_threads = model.activation, state.dropout, state.n_threads
+    block_threads = max(n_threads, state.block_threads)
     blocks = _row_blocks(len(positions), coefs)
     # One seed per block, drawn here: the random draws do not depend on the
     # threads that run the blocks.
@@ -699,7 +703,7 @@ def minibatch_gradients(model, state, train, positions, queries, offsets):
             rows, coefs, intercepts, activation, dropout=dropout, random_state=generator
         )
 
-    passes = map_blocks(forward, list(zip(blocks, seeds)), n_threads)
+    passes = map_blocks(forward, list(zip(blocks, seeds)), block_threads)
     scores = passes[0][0] if len(passes) == 1 else np.concatenate([s for s, _ in passes])
     # Lambdas in float64 whatever the network's dtype: the pair sums cancel.
     grad, _ = train.objective.gradient(as_kernel_array(scores), positions, queries, offsets, n_threads=n_threads)
@@ -715,7 +719,7 @@ def minibatch_gradients(model, state, train, positions, queries, offsets):
         (_, cache), block = indexed
         return _network.backward(cache, grad[block], coefs, activation)
 
-    partials = map_blocks(backward, list(zip(passes, blocks)), n_threads)
+    partials = map_blocks(backward, list(zip(passes, blocks)), block_threads)
     coef_grads, intercept_grads = partials[0]
     for more_coefs, more_intercepts in partials[1:]:  # in block order
         for total, part in zip(coef_grads + intercept_grads, more_coefs + more_intercepts):

@@ -155,7 +155,7 @@ def test_threads_only_where_a_minibatch_shares_out(monkeypatch):
         return fit_stochastic(model, state, *args, **kwargs)
 
     monkeypatch.setattr(_jit, "cpu_count", lambda: 4)
-    monkeypatch.setattr(_jit, "_one_blas_thread", lambda: limits.append("one") or contextlib.nullcontext())
+    monkeypatch.setattr(_jit, "_one_blas_thread", lambda: limits.append("one") or contextlib.nullcontext(1))
     monkeypatch.setattr(_training, "fit_stochastic", recorded)
     X, y, qid = _data()
     kwargs = dict(hidden_layer_sizes=(8,), max_iter=2, random_state=0)
@@ -191,14 +191,22 @@ def test_blas_limit_holds_until_the_last_fit_leaves(monkeypatch):
     events = []
 
     class Recorder:
-        def __init__(self, limits, user_api):
-            assert (limits, user_api) == (1, "blas")
+        def select(self, user_api):
+            assert user_api == "blas"
+            return self
+
+        def info(self):
+            return [{"num_threads": 3}]
+
+        def limit(self, limits):
+            assert limits == 1
             events.append("limit")
+            return self
 
         def restore_original_limits(self):
             events.append("restore")
 
-    monkeypatch.setattr(threadpoolctl, "threadpool_limits", Recorder)
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", Recorder)
     first_in, second_done = threading.Event(), threading.Event()
 
     def first():
@@ -209,8 +217,8 @@ def test_blas_limit_holds_until_the_last_fit_leaves(monkeypatch):
 
     def second():
         assert first_in.wait(10)
-        with _jit.single_threaded_blas():
-            events.append("second inside")
+        with _jit.single_threaded_blas() as threads:
+            events.append(f"second inside, BLAS had {threads}")
         events.append("second left")
         second_done.set()
 
@@ -219,8 +227,58 @@ def test_blas_limit_holds_until_the_last_fit_leaves(monkeypatch):
         t.start()
     for t in threads:
         t.join(20)
-    assert events == ["limit", "second inside", "second left", "first leaves", "restore"]
+    assert events == ["limit", "second inside, BLAS had 3", "second left", "first leaves", "restore"]
     assert _jit._blas_users == 0
     with _jit.single_threaded_blas():  # alone again: limited and restored again
         pass
     assert events[5:] == ["limit", "restore"]
+
+
+def test_a_fit_takes_over_the_threads_blas_had():
+    """Inside a fit BLAS has one thread, and the fit is told how many it had
+    before (the user's limit, a joblib worker's, or BLAS's own)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+    for limit in (1, 2):
+        with threadpool_limits(limits=limit, user_api="blas"):
+            had = max(min(blas_threads(), default=1), 1)
+            with _jit.single_threaded_blas() as threads:
+                assert threads == had
+                assert set(blas_threads()) <= {1}
+                with _jit.single_threaded_blas() as inner:  # a member's fit inside a bag's
+                    assert inner == had
+            assert max(min(blas_threads(), default=1), 1) == had  # restored
+
+
+@contextlib.contextmanager
+def _blas_had(n):
+    yield n
+
+
+def test_row_blocks_share_the_threads_blas_had_and_change_no_bit(monkeypatch):
+    """A minibatch of several row blocks goes to the threads BLAS had (here
+    as if 3) even with n_jobs=None, and gives the one-thread model to the
+    bit: the blocks are fixed by the shapes."""
+    seen = []
+    map_blocks = _training.map_blocks
+
+    def recorded(func, blocks, n_threads):
+        seen.append((len(blocks), n_threads))
+        return map_blocks(func, blocks, n_threads)
+
+    monkeypatch.setattr(_training, "map_blocks", recorded)
+    monkeypatch.setattr(_training, "BLOCK_WORK", 1)  # blocks of 1,024 rows
+    monkeypatch.setattr(_jit, "cpu_count", lambda: 3)
+    X, y, qid = make_ranking(20, min_docs=150, max_docs=200, random_state=0)  # 16 queries: > 2,048 rows
+    scores = []
+    for had in (1, 3):
+        monkeypatch.setattr(_jit, "_one_blas_thread", lambda had=had: _blas_had(had))
+        ranker = RankNetRanker(hidden_layer_sizes=(8,), max_iter=2, dropout=0.1, random_state=0)
+        scores.append(ranker.fit(X, y, groups=qid).predict(X))
+        split = [threads for n_blocks, threads in seen if n_blocks >= 2]
+        assert split and set(split) == {had}
+        seen.clear()
+    np.testing.assert_array_equal(scores[0], scores[1])
