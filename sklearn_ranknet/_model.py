@@ -199,11 +199,10 @@ class FitState:
     n_threads : int
         Threads of the current fit's kernels (``n_jobs``).
     block_threads : int
-        Threads that share the current fit's matrix products: its row
-        blocks, and a stack's networks (``_stack.py``). The threads BLAS
-        had when the fit began (``_jit.single_threaded_blas``), or
-        ``n_threads`` if more. Blocks are fixed by the shapes, so this
-        changes no bit of the model.
+        Threads that share the current fit's row blocks (a minibatch's, and
+        those it scores): the threads BLAS had when the fit began
+        (``_jit.single_threaded_blas``), or ``n_threads`` if more. Blocks
+        are fixed by the shapes, so this changes no bit of the model.
     dropout, input_noise : float
         The current fit's dropout and (resolved) input noise level.
     noise : NoiseTable or None

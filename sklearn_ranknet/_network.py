@@ -220,9 +220,11 @@ def init_params(n_features, hidden_layer_sizes, activation, random_state):
     return coefs, intercepts
 
 
-def _layer(A, coef, intercept, activation, first):
-    """Affine map of one layer, then its activation (``None`` for output)."""
-    Z = _product(A, coef, first)
+def _layer(A, coef, intercept, activation, first, product=None):
+    """Affine map of one layer, then its activation (``None`` for output);
+    ``product``, when given, is ``A @ coef`` already computed (and is
+    overwritten)."""
+    Z = _product(A, coef, first) if product is None else product
     Z += intercept
     if activation is not None:
         ACTIVATIONS[activation](Z)
@@ -235,11 +237,11 @@ def _product(A, coef, first):
     return np.asarray(safe_sparse_dot(A, coef) if first else A @ coef)
 
 
-def _last_hidden(A, coefs, intercepts, activation, first):
+def _last_hidden(A, coefs, intercepts, activation, first, product=None):
     """The last hidden layer and the output layer: (its activations, the
     scores), the activations fused with the output by
-    :func:`_last_hidden_forward`."""
-    Z = _product(A, coefs[-2], first)
+    :func:`_last_hidden_forward`; ``product`` as in :func:`_layer`."""
+    Z = _product(A, coefs[-2], first) if product is None else product
     intercept, code = intercepts[-2], _ACTIVATION_CODES[activation]
     if activation == "tanh":  # numpy's tanh is SIMD, Numba's calls libm per value (7x slower)
         Z += intercept
@@ -280,7 +282,7 @@ class ForwardCache:
         return len(self.inputs)
 
 
-def forward(X, coefs, intercepts, activation, *, dropout=0.0, random_state=None):
+def forward(X, coefs, intercepts, activation, *, dropout=0.0, random_state=None, first_product=None):
     """Scores of every sample, and the cache needed by :func:`backward`.
 
     Parameters
@@ -299,6 +301,10 @@ def forward(X, coefs, intercepts, activation, *, dropout=0.0, random_state=None)
         dropout, so that ``predict`` needs no rescaling).
     random_state : numpy.random.Generator, default=None
         Draws the dropout masks; required when ``dropout > 0``.
+    first_product : ndarray of shape (n_samples, coefs[0].shape[1]), default=None
+        ``X @ coefs[0]`` computed by the caller (networks trained together
+        share one product over their stacked first layers, ``_stack.py``);
+        it is overwritten. ``X`` may then be None.
 
     Returns
     -------
@@ -314,14 +320,15 @@ def forward(X, coefs, intercepts, activation, *, dropout=0.0, random_state=None)
     A = X
     n_layers = len(coefs)
     for i, (coef, intercept) in enumerate(zip(coefs, intercepts)):
+        product = first_product if i == 0 else None
         if i == n_layers - 2 and not dropout:
-            A, scores = _last_hidden(A, coefs, intercepts, activation, i == 0)
+            A, scores = _last_hidden(A, coefs, intercepts, activation, i == 0, product)
             cache.activations.append(A)
             cache.kept.append(None)
             cache.inputs.append(A)
             return scores, cache
         hidden = i < n_layers - 1
-        A = _layer(A, coef, intercept, activation if hidden else None, i == 0)
+        A = _layer(A, coef, intercept, activation if hidden else None, i == 0, product)
         if hidden:
             cache.activations.append(A)
             if dropout:
@@ -386,8 +393,7 @@ def backward(cache, upstream, coefs, activation, *, first_delta=False):
         Stop before the first layer's weight gradient: ``coef_grads[0]`` is
         then ``dC/dZ`` of the first layer, shape ``(n_samples,
         coefs[0].shape[1])``, for the caller to multiply by the inputs
-        (networks trained together write it into their stacked layout,
-        ``_stack.py``).
+        (networks trained together do it for all of them in one product).
 
     Returns
     -------

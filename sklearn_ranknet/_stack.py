@@ -5,17 +5,14 @@ only by their hyperparameters: trained one after the other, each fit gathers
 and encodes the same rows and multiplies them by its own first layer, the
 product that dominates a step (the piecewise encoding turns a few hundred
 features into several hundred inputs). :func:`fit_together` trains them side
-by side instead. Every minibatch is gathered and encoded once, and each
-network multiplies it by its own first layer: the first layers sit as row
-blocks of one array, ``first`` of shape (sum of widths, n_inputs), each
-network's ``coefs[0]`` a view of its block, and their gradients in one array
-of that shape. A network's step is one task (:meth:`_Stack.for_each`): the
-tasks of large stacks share the threads BLAS had (``block_threads``), and as
-each reads and writes only its own block, the threads change no bit.
+by side instead. Every minibatch is gathered and encoded once, and meets the
+first layers of all networks in one matrix product forward and one backward:
+the first layers sit as row blocks of one array, ``first`` of shape (sum of
+widths, n_inputs), each network's ``coefs[0]`` a view of its block.
 
-What comes after the first product (the deeper layers, the output, the
-lambdas, the optimizer, the weight average, the stopping rule) runs network
-by network with the single network's code (``_network.forward``,
+What comes after that product (the deeper layers, the output, the lambdas,
+the optimizer, the weight average, the stopping rule) runs network by
+network with the single network's code (``_network.forward(first_product=)``,
 ``_network.backward(first_delta=True)``, ``EpochMonitor``). So each network
 has its own width, activation, step size, penalty, dropout, noise level,
 objective (``k``, ``sigma``, ...), query weights and stopping: a network
@@ -25,7 +22,7 @@ on.
 What the networks share: the rows and their order (one training set, one
 input scaling), the minibatch order and size, the validation split, the
 loss sample, and the noise draws (each network scales them by its own
-level; networks of one level share the noisy rows). The
+level; networks of one level share the noisy rows and their product). The
 random streams are therefore not those of separate fits: a network of a
 stack is a fit with other draws, not the same fit.
 """
@@ -38,19 +35,13 @@ from sklearn.utils.extmath import safe_sparse_dot
 
 from . import _network
 from ._inputs import stays_sparse
-from ._jit import as_kernel_array, map_blocks, single_threaded_blas
+from ._jit import as_kernel_array
 from ._noise import NOISE_TABLE_BLOCKS, NoiseTable
 from ._training import (
     SCORE_K, EpochMonitor, _check_finite, _epoch_batches, _freeze_output_intercept,
     _loss_sample_queries, _resumed_optimizer, _weight_average, score_block_rows, split_queries,
 )
 from .metrics import _grouped_ndcg_values, _mean_over_queries
-
-# A minibatch's networks share the threads from this much first-layer work
-# (rows times first-layer weights, all networks): set between the stacks at
-# which two threads were slower than one and those at which they were
-# faster (docs/benchmarks.md, "Model selection").
-SHARE_FROM_MULTIPLY_ADDS = 2**24
 
 
 def can_stack(runs):
@@ -143,7 +134,6 @@ class _Stack:
             return
         self.first = np.concatenate([net.first for net in active])
         self.bias = np.concatenate([net.model.intercepts[0] for net in active])
-        self.gradient = np.empty_like(self.first)
         start = 0
         for net in active:
             net.columns = slice(start, start + net.width)
@@ -174,57 +164,56 @@ class _Stack:
         if net.state.optimizer is not None:
             net.state.optimizer.params = net.params
 
-    def inputs(self, rows, noise=None):
-        """The rows each active network takes (``id(net)`` to array):
-        ``rows`` themselves, or with the noise of the network's level added
-        (networks of one level share one noisy copy)."""
-        if noise is None:
-            return {id(net): rows for net in self.active}
-        dense = rows.toarray() if sp.issparse(rows) else rows
-        inputs = {}
-        for level, _, nets in self.groups:
-            X = dense + np.multiply(noise, level) if level else rows
-            inputs.update((id(net), X) for net in nets)
-        return inputs
+    def forward(self, rows, noise=None, generators=None, training=False):
+        """(scores, cache) of every active network on ``rows`` (as the
+        networks take them), and the input of each noise group."""
+        passes, inputs = {}, []
+        # Without noise every network takes the same rows: one product.
+        noisy = training and noise is not None
+        groups = self.groups if noisy else [(0.0, slice(0, self.first.shape[0]), self.active)]
+        for group in groups:
+            level, columns, nets = group
+            X = rows
+            if noisy and level:
+                X = (rows.toarray() if sp.issparse(rows) else rows) + np.multiply(noise, level)
+            inputs.append((group, X))
+            Z = np.asarray(safe_sparse_dot(X, self.first[columns].T))
+            for net in nets:
+                own = slice(net.columns.start - columns.start, net.columns.stop - columns.start)
+                product = Z if len(nets) == 1 else np.ascontiguousarray(Z[:, own])
+                generator = None if generators is None else generators[id(net)]
+                passes[id(net)] = _network.forward(
+                    None, net.model.coefs, net.model.intercepts, net.model.activation,
+                    dropout=net.state.dropout if training else 0.0, random_state=generator,
+                    first_product=product,
+                )
+        return passes, inputs
 
-    def for_each(self, task, n_rows):
-        """``task(net)`` for every active network, in order, on a block of
-        ``n_rows`` rows; the results in the networks' order. The networks
-        are shared out over ``block_threads`` when :meth:`shared`. Each
-        network reads and writes only its own block, so the threads change
-        no bit."""
-        threads = self.active[0].state.block_threads if self.shared(n_rows) else 1
-        return map_blocks(task, self.active, threads)
-
-    def shared(self, n_rows):
-        """Whether the networks of a block of ``n_rows`` rows go to several
-        threads: more than one network, and first-layer products of at
-        least ``SHARE_FROM_MULTIPLY_ADDS`` (below, a pool round trip costs
-        about as much as it saves)."""
-        return len(self.active) > 1 and n_rows * self.first.size >= SHARE_FROM_MULTIPLY_ADDS
-
-    def forward(self, net, X, generator=None, training=False):
-        """(scores, cache) of ``net`` on its input ``X`` (its first layer,
-        ``coefs[0]``, is its block of ``first``, transposed)."""
-        return _network.forward(
-            X, net.model.coefs, net.model.intercepts, net.model.activation,
-            dropout=net.state.dropout if training else 0.0, random_state=generator,
-        )
-
-    def backward(self, net, X, cache, upstream):
-        """``net``'s gradients (its :attr:`_Net.params` order) for the
-        upstream gradient ``upstream``; its first layer's go into
-        ``self.gradient``."""
-        coef_grads, intercept_grads = _network.backward(
-            cache, upstream, net.model.coefs, net.model.activation, first_delta=True,
-        )
-        delta, G = coef_grads[0], self.gradient[net.columns]
-        if sp.issparse(X):
-            G[...] = np.asarray(safe_sparse_dot(X.T, delta)).T
-        else:
-            np.matmul(delta.T, X, out=G)
-        _freeze_output_intercept(intercept_grads)
-        return [G, *coef_grads[1:], *intercept_grads]
+    def backward(self, passes, inputs, upstream):
+        """Every active network's gradients (its :attr:`_Net.params`
+        order) for the upstream gradients ``upstream[id(net)]``."""
+        grads = {}
+        G = np.empty_like(self.first)
+        for (_, columns, nets), X in inputs:
+            n_rows = X.shape[0]
+            delta = np.empty((n_rows, columns.stop - columns.start), dtype=self.first.dtype)
+            for net in nets:
+                cache = passes[id(net)][1]
+                coef_grads, intercept_grads = _network.backward(
+                    cache, upstream[id(net)], net.model.coefs, net.model.activation, first_delta=True,
+                )
+                delta[:, net.columns.start - columns.start:net.columns.stop - columns.start] = coef_grads[0]
+                grads[id(net)] = (coef_grads, intercept_grads)
+            if sp.issparse(X):
+                G[columns] = np.asarray(safe_sparse_dot(X.T, delta)).T
+            else:
+                np.matmul(delta.T, X, out=G[columns])
+        out = {}
+        for net in self.active:
+            coef_grads, intercept_grads = grads[id(net)]
+            _freeze_output_intercept(intercept_grads)
+            out[id(net)] = [G[net.columns], *coef_grads[1:], *intercept_grads]
+        return out
 
     def scores(self, data, model):
         """Scores of every row of ``data`` for every active network,
@@ -234,9 +223,9 @@ class _Stack:
         parts = {id(net): [] for net in self.active}
         for start in range(0, len(data.rows), step):
             rows = data.features(model, slice(start, start + step))
-            passes = self.for_each(lambda net: self.forward(net, rows), rows.shape[0])
-            for net, (scores, _) in zip(self.active, passes):
-                parts[id(net)].append(scores)
+            passes, _ = self.forward(rows)
+            for net in self.active:
+                parts[id(net)].append(passes[id(net)][0])
         return {key: as_kernel_array(np.concatenate(value)) for key, value in parts.items()}
 
 
@@ -268,11 +257,7 @@ def fit_together(runs, counts=None):
     data.densify()
     data.keep_inputs(nets[0].model)
     try:
-        with single_threaded_blas() as blas_threads:
-            threads = max(blas_threads, nets[0].state.n_threads)
-            for net in nets:
-                net.state.block_threads = threads
-            return _train_together(nets, data)
+        return _train_together(nets, data)
     finally:
         data.drop_inputs()
 
@@ -376,31 +361,26 @@ def _step(stack, model, train, positions, queries, offsets, noise, stream, n_thr
         if sp.issparse(rows):
             rows = rows.toarray()
         block = noise.block(rows.shape, generators[id(nets[0])])
-    inputs = stack.inputs(rows, block)
+    passes, inputs = stack.forward(rows, block, generators, training=True)
     sizes = np.diff(offsets)
-    # The kernels' own threads only when the networks do not share them out
-    # (a kernel gives the same lambdas on any number).
-    kernel_threads = 1 if stack.shared(len(positions)) else n_threads
-
-    def step(net):
-        X = inputs[id(net)]
-        scores, cache = stack.forward(net, X, generators[id(net)], training=True)
-        grad, _ = net.objective.gradient(
-            as_kernel_array(scores), positions, queries, offsets, n_threads=kernel_threads,
-        )
+    upstream = {}
+    for net in nets:
+        scores = passes[id(net)][0]
+        grad, _ = net.objective.gradient(as_kernel_array(scores), positions, queries, offsets, n_threads=n_threads)
         if net.weights is None:
             grad /= len(queries)
         else:
             grad *= np.repeat(net.weights[queries] / (len(queries) * net.mean_weight), sizes)
-        grads = stack.backward(net, X, cache, grad)
+        upstream[id(net)] = grad
+    grads = stack.backward(passes, inputs, upstream)
+    for net in nets:
+        net_grads = grads[id(net)]
         n_weights = len(net.model.coefs)
-        _network.add_l2(grads[:n_weights], net.params[:n_weights], net.state.l2)
-        net.state.optimizer.update(grads)
+        _network.add_l2(net_grads[:n_weights], net.params[:n_weights], net.state.l2)
+        net.state.optimizer.update(net_grads)
         net.state.t += len(positions)
         if net.averaging is not None:
             net.averaging.update(net.params)
-
-    stack.for_each(step, len(positions))
 
 
 def _noise_table(stack, lead, train, batch_size, n_steps, stream):

@@ -11,7 +11,6 @@ over a few epochs (``rtol`` far above float64's 1e-16 per operation, far below
 any difference a wrong gradient, step or penalty would make).
 """
 
-import contextlib
 import copy
 import warnings
 
@@ -21,7 +20,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
-from sklearn_ranknet import _bagging, _jit, _stack
+from sklearn_ranknet import _bagging
 from sklearn_ranknet._stack import can_stack, fit_together
 from sklearn_ranknet.datasets import make_ranking
 
@@ -239,55 +238,3 @@ def test_bagging_falls_back_to_one_fit_per_member(monkeypatch):
         bag.fit(X, y, groups)
     assert calls == []  # L-BFGS fits are fitted one by one
     assert len(bag.estimators_) == 2 and np.isfinite(bag.predict(X)).all()
-
-
-@contextlib.contextmanager
-def _blas_had(n):
-    yield n
-
-
-@pytest.mark.parametrize("form", ["dense", "csr", "noise"])
-def test_the_networks_share_the_threads_blas_had_and_no_bit_changes(form, monkeypatch):
-    """Over ``SHARE_FROM_MULTIPLY_ADDS`` the networks of a step and of a
-    scoring block go to the threads BLAS had before the fit (here as if 3),
-    and the models are the one-thread models to the bit: each network's
-    products are its own whatever the threads."""
-    seen = []
-    map_blocks = _stack.map_blocks
-
-    def recorded(func, nets, n_threads):
-        seen.append(n_threads)
-        return map_blocks(func, nets, n_threads)
-
-    monkeypatch.setattr(_stack, "map_blocks", recorded)
-    monkeypatch.setattr(_stack, "SHARE_FROM_MULTIPLY_ADDS", 0)
-    monkeypatch.setattr(_jit, "cpu_count", lambda: 3)
-    X, y, groups = _data()
-    if form == "csr":
-        X = sp.csr_matrix(np.where(np.abs(X) < 0.8, 0.0, X))
-    noise = dict(input_noise=0.5, dropout=0.1) if form == "noise" else dict(input_noise=0.0)
-    noise.update(early_stopping=True, validation_fraction=0.25, batch_size=8)  # validation scores by the stack too
-    predictions = []
-    for had in (1, 3):
-        monkeypatch.setattr(_jit, "_one_blas_thread", lambda had=had: _blas_had(had))
-        rankers = [
-            LambdaRankRanker(max_iter=4, random_state=1, **noise),
-            LambdaRankRanker(max_iter=3, hidden_layer_sizes=(8,), random_state=2, **noise),
-            RankNetRanker(max_iter=4, random_state=3, **noise),
-        ]
-        together = _trained_together(rankers, X, y, groups)
-        predictions.append([r.predict(X) for r in together])
-        assert seen and set(seen) == {had}
-        seen.clear()
-    for threaded, serial in zip(*predictions):
-        np.testing.assert_array_equal(threaded, serial)
-
-
-def test_small_stacks_stay_on_one_thread(monkeypatch):
-    seen = []
-    map_blocks = _stack.map_blocks
-    monkeypatch.setattr(_stack, "map_blocks", lambda f, nets, n: seen.append(n) or map_blocks(f, nets, n))
-    monkeypatch.setattr(_jit, "_one_blas_thread", lambda: _blas_had(2))
-    X, y, groups = _data()  # 8 features, widths 16: far below the threshold
-    _trained_together([LambdaRankRanker(max_iter=2, random_state=i) for i in range(3)], X, y, groups)
-    assert seen and set(seen) == {1}
