@@ -17,7 +17,8 @@ Workloads, each a default fit after a warm-up fit (JIT compiled):
   ``make_ranking(n_queries=300, random_state=0)`` (the demo's training data), timed together;
 - ``Yahoo sample``: ``LambdaRankRanker()`` on ``rank.train`` (skipped without the sample);
 - ``Yahoo sample, a bag of 5``: ``BaggingRanker(LambdaRankRanker(), n_estimators=5)`` there, whose
-  members train together in one stacked product (``_stack.py``).
+  members train together in one stacked product, shared out in column blocks over the threads BLAS
+  had (``_stack.py``).
 
 Conditions: quiet, or busy (a second process spinning ``while True: pass`` from before the fit to
 after it), each with the package's default (BLAS on one thread) and with BLAS's own threads. The

@@ -37,7 +37,6 @@ from sklearn.utils.validation import (
 )
 
 from ._base import BaseRanker, score_by_query
-from ._jit import single_threaded_blas
 from ._stack import can_stack, fit_together
 from ._groups import group_rows, query_of_row, query_weights
 from ._habits import refuse_unexpected_keywords
@@ -482,8 +481,7 @@ def _fit_members_together(template, seeds, X, y, fit_params, query_groups, drawa
     if not can_stack(runs):
         return None
     started = time.perf_counter()
-    with single_threaded_blas():
-        errors = fit_together(runs, counts)
+    errors = fit_together(runs, counts)
     failed = next((error for error in errors if error is not None), None)
     if failed is not None:  # as the member's own fit would have
         raise failed

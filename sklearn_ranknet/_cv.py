@@ -36,7 +36,6 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_X
 from ._docstrings import sections, without_entries
 from ._fit_checks import warn_if_no_groups
 from ._habits import refuse_unexpected_keywords
-from ._jit import single_threaded_blas
 from ._lambdarank import LambdaRankRanker
 from ._positions import check_click_log, check_propensities_have_positions
 from ._listnet import ListNetRanker
@@ -263,8 +262,7 @@ class _RankerCV:
                     failures[id(only)] = error
             else:
                 group = [runs[i] for i in members]
-                with single_threaded_blas():
-                    errors = fit_together(group)
+                errors = fit_together(group)
                 for i, error in zip(members, errors):
                     if error is None:
                         rankers[i]._publish(runs[i].published_model, runs[i].history, runs[i].options.resolved)

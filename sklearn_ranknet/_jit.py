@@ -327,8 +327,8 @@ def single_threaded_blas():
     a worker gives the in-memory model to the bit). Safe to enter from
     several threads at once: the limit holds until the last leaves.
 
-    The threads it yields are those a fit may give its own row blocks
-    instead (``FitState.block_threads``): blocks fixed by the shapes, on the
+    The threads it yields are those a fit may give its own blocks of a
+    product instead (``FitState.block_threads``): blocks fixed by the shapes, on the
     package's pool, whose idle threads sleep. Inside a joblib worker, or
     under the user's ``threadpool_limits``, that is the limit in force.
     """

@@ -200,7 +200,8 @@ class FitState:
         Threads of the current fit's kernels (``n_jobs``).
     block_threads : int
         Threads that share the current fit's row blocks (a minibatch's, and
-        those it scores): the threads BLAS had when the fit began
+        those it scores), or a stack's column blocks (``_stack.py``): the
+        threads BLAS had when the fit began
         (``_jit.single_threaded_blas``), or ``n_threads`` if more. Blocks
         are fixed by the shapes, so this changes no bit of the model.
     dropout, input_noise : float

@@ -8,7 +8,10 @@ features into several hundred inputs). :func:`fit_together` trains them side
 by side instead. Every minibatch is gathered and encoded once, and meets the
 first layers of all networks in one matrix product forward and one backward:
 the first layers sit as row blocks of one array, ``first`` of shape (sum of
-widths, n_inputs), each network's ``coefs[0]`` a view of its block.
+widths, n_inputs), each network's ``coefs[0]`` a view of its block. BLAS
+runs on one thread, as in every fit; a large stack's products go in column
+blocks fixed by the widths (:func:`_column_blocks`) to the threads BLAS had
+(``block_threads``), which changes no bit.
 
 What comes after that product (the deeper layers, the output, the lambdas,
 the optimizer, the weight average, the stopping rule) runs network by
@@ -35,13 +38,21 @@ from sklearn.utils.extmath import safe_sparse_dot
 
 from . import _network
 from ._inputs import stays_sparse
-from ._jit import as_kernel_array
+from ._jit import as_kernel_array, map_blocks, single_threaded_blas
 from ._noise import NOISE_TABLE_BLOCKS, NoiseTable
 from ._training import (
     SCORE_K, EpochMonitor, _check_finite, _epoch_batches, _freeze_output_intercept,
     _loss_sample_queries, _resumed_optimizer, _weight_average, score_block_rows, split_queries,
 )
 from .metrics import _grouped_ndcg_values, _mean_over_queries
+
+# The stacked products go to the threads from this much work (rows times
+# first-layer weights, all networks), and in column blocks of at most
+# MAX_COLUMN_BLOCKS, each at least MIN_COLUMN_BLOCK wide (narrower products
+# run below BLAS's rate); docs/benchmarks.md, "Model selection".
+SHARE_FROM_MULTIPLY_ADDS = 2**24
+MAX_COLUMN_BLOCKS = 4
+MIN_COLUMN_BLOCK = 256
 
 
 def can_stack(runs):
@@ -164,10 +175,46 @@ class _Stack:
         if net.state.optimizer is not None:
             net.state.optimizer.params = net.params
 
+    def threads(self, n_rows):
+        """Threads for the stacked products of a block of ``n_rows`` rows:
+        ``block_threads`` from ``SHARE_FROM_MULTIPLY_ADDS`` multiply-adds
+        (below, a round trip to the pool costs about what it saves), else 1."""
+        if n_rows * self.first.size < SHARE_FROM_MULTIPLY_ADDS:
+            return 1
+        return self.active[0].state.block_threads
+
+    def _first_product(self, X, columns, threads):
+        """``X @ first[columns].T``, in the column blocks of
+        :func:`_column_blocks` on ``threads``."""
+        Z = np.empty((X.shape[0], columns.stop - columns.start), np.result_type(X.dtype, self.first.dtype))
+
+        def block(part):
+            out = Z[:, part.start - columns.start:part.stop - columns.start]
+            if sp.issparse(X):
+                out[...] = np.asarray(safe_sparse_dot(X, self.first[part].T))
+            else:
+                np.matmul(X, self.first[part].T, out=out)
+
+        map_blocks(block, _column_blocks(columns), threads)
+        return Z
+
+    def _first_gradient(self, X, delta, columns, G, threads):
+        """``G[columns] = delta.T @ X``, in the column blocks of
+        :func:`_column_blocks` on ``threads``."""
+        def block(part):
+            own = delta[:, part.start - columns.start:part.stop - columns.start]
+            if sp.issparse(X):
+                G[part] = np.asarray(safe_sparse_dot(X.T, own)).T
+            else:
+                np.matmul(own.T, X, out=G[part])
+
+        map_blocks(block, _column_blocks(columns), threads)
+
     def forward(self, rows, noise=None, generators=None, training=False):
         """(scores, cache) of every active network on ``rows`` (as the
         networks take them), and the input of each noise group."""
         passes, inputs = {}, []
+        threads = self.threads(rows.shape[0])
         # Without noise every network takes the same rows: one product.
         noisy = training and noise is not None
         groups = self.groups if noisy else [(0.0, slice(0, self.first.shape[0]), self.active)]
@@ -177,7 +224,7 @@ class _Stack:
             if noisy and level:
                 X = (rows.toarray() if sp.issparse(rows) else rows) + np.multiply(noise, level)
             inputs.append((group, X))
-            Z = np.asarray(safe_sparse_dot(X, self.first[columns].T))
+            Z = self._first_product(X, columns, threads)
             for net in nets:
                 own = slice(net.columns.start - columns.start, net.columns.stop - columns.start)
                 product = Z if len(nets) == 1 else np.ascontiguousarray(Z[:, own])
@@ -194,6 +241,7 @@ class _Stack:
         order) for the upstream gradients ``upstream[id(net)]``."""
         grads = {}
         G = np.empty_like(self.first)
+        threads = self.threads(inputs[0][1].shape[0]) if inputs else 1
         for (_, columns, nets), X in inputs:
             n_rows = X.shape[0]
             delta = np.empty((n_rows, columns.stop - columns.start), dtype=self.first.dtype)
@@ -204,10 +252,7 @@ class _Stack:
                 )
                 delta[:, net.columns.start - columns.start:net.columns.stop - columns.start] = coef_grads[0]
                 grads[id(net)] = (coef_grads, intercept_grads)
-            if sp.issparse(X):
-                G[columns] = np.asarray(safe_sparse_dot(X.T, delta)).T
-            else:
-                np.matmul(delta.T, X, out=G[columns])
+            self._first_gradient(X, delta, columns, G, threads)
         out = {}
         for net in self.active:
             coef_grads, intercept_grads = grads[id(net)]
@@ -229,10 +274,25 @@ class _Stack:
         return {key: as_kernel_array(np.concatenate(value)) for key, value in parts.items()}
 
 
+def _column_blocks(columns):
+    """``columns`` (a range of ``first``'s rows) in equal blocks for the
+    threads: a power of two of them, at most ``MAX_COLUMN_BLOCKS``, each at
+    least ``MIN_COLUMN_BLOCK`` wide. Fixed by the widths alone, so that no
+    number of threads changes how a product is split, nor its rounding."""
+    width = columns.stop - columns.start
+    n_blocks = 1
+    while n_blocks * 2 <= MAX_COLUMN_BLOCKS and width // (n_blocks * 2) >= MIN_COLUMN_BLOCK:
+        n_blocks *= 2
+    cuts = np.linspace(columns.start, columns.stop, n_blocks + 1).astype(np.int64)
+    return [slice(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
 def fit_together(runs, counts=None):
     """Train the planned stochastic fits ``runs`` (``_training.Run``, see
     :func:`can_stack`) together, each as ``_training.fit_stochastic`` would
-    but with the shared draws of the module docstring. Updates every run's
+    but with the shared draws of the module docstring, BLAS held to one
+    thread and the stacked products shared out over the threads it had
+    (:meth:`_Stack.threads`). Updates every run's
     model, state and history in place; the optimizers and weight averages
     are not kept (their first-layer moments are laid out for the stack).
 
@@ -257,7 +317,11 @@ def fit_together(runs, counts=None):
     data.densify()
     data.keep_inputs(nets[0].model)
     try:
-        return _train_together(nets, data)
+        with single_threaded_blas() as blas_threads:
+            threads = max(blas_threads, nets[0].state.n_threads)
+            for net in nets:
+                net.state.block_threads = threads
+            return _train_together(nets, data)
     finally:
         data.drop_inputs()
 

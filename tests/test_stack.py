@@ -11,6 +11,7 @@ over a few epochs (``rtol`` far above float64's 1e-16 per operation, far below
 any difference a wrong gradient, step or penalty would make).
 """
 
+import contextlib
 import copy
 import warnings
 
@@ -20,7 +21,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
-from sklearn_ranknet import _bagging
+from sklearn_ranknet import _bagging, _jit, _stack
 from sklearn_ranknet._stack import can_stack, fit_together
 from sklearn_ranknet.datasets import make_ranking
 
@@ -238,3 +239,68 @@ def test_bagging_falls_back_to_one_fit_per_member(monkeypatch):
         bag.fit(X, y, groups)
     assert calls == []  # L-BFGS fits are fitted one by one
     assert len(bag.estimators_) == 2 and np.isfinite(bag.predict(X)).all()
+
+
+@contextlib.contextmanager
+def _blas_had(n):
+    yield n
+
+
+@pytest.mark.parametrize("form", ["dense", "csr", "noise"])
+def test_stacked_products_share_the_threads_blas_had_and_no_bit_changes(form, monkeypatch):
+    """Over ``SHARE_FROM_MULTIPLY_ADDS`` the stacked products of the steps
+    and of the scoring go, in column blocks, to the threads BLAS had before
+    the fit (here as if 3), and the models are the one-thread models to the
+    bit: the blocks are fixed by the widths whatever the threads."""
+    seen = []
+    map_blocks = _stack.map_blocks
+
+    def recorded(func, blocks, n_threads):
+        seen.append((len(blocks), n_threads))
+        return map_blocks(func, blocks, n_threads)
+
+    monkeypatch.setattr(_stack, "map_blocks", recorded)
+    monkeypatch.setattr(_stack, "SHARE_FROM_MULTIPLY_ADDS", 0)
+    monkeypatch.setattr(_stack, "MIN_COLUMN_BLOCK", 4)  # widths 16 + 8 + 16: several blocks
+    monkeypatch.setattr(_jit, "cpu_count", lambda: 3)
+    X, y, groups = _data()
+    if form == "csr":
+        X = sp.csr_matrix(np.where(np.abs(X) < 0.8, 0.0, X))
+    options = dict(input_noise=0.5, dropout=0.1) if form == "noise" else dict(input_noise=0.0)
+    options.update(early_stopping=True, validation_fraction=0.25, batch_size=8)  # the stack scores too
+    predictions = []
+    for had in (1, 3):
+        monkeypatch.setattr(_jit, "_one_blas_thread", lambda had=had: _blas_had(had))
+        rankers = [
+            LambdaRankRanker(max_iter=4, random_state=1, **options),
+            LambdaRankRanker(max_iter=3, hidden_layer_sizes=(8,), random_state=2, **options),
+            RankNetRanker(max_iter=4, random_state=3, **options),
+        ]
+        together = _trained_together(rankers, X, y, groups)
+        predictions.append([r.predict(X) for r in together])
+        assert {threads for n_blocks, threads in seen if n_blocks >= 2} == {had}
+        seen.clear()
+    for threaded, serial in zip(*predictions):
+        np.testing.assert_array_equal(threaded, serial)
+
+
+def test_small_stacks_stay_on_one_thread(monkeypatch):
+    seen = []
+    map_blocks = _stack.map_blocks
+    monkeypatch.setattr(_stack, "map_blocks", lambda f, blocks, n: seen.append(n) or map_blocks(f, blocks, n))
+    monkeypatch.setattr(_jit, "_one_blas_thread", lambda: _blas_had(2))
+    X, y, groups = _data()  # 8 features, widths 16: far below the threshold
+    _trained_together([LambdaRankRanker(max_iter=2, random_state=i) for i in range(3)], X, y, groups)
+    assert seen and set(seen) == {1}
+
+
+@pytest.mark.parametrize("start, width, expected", [
+    (0, 100, 1), (0, 511, 1), (0, 512, 2), (7, 640, 2), (0, 1023, 2), (0, 1024, 4), (3, 5000, 4),
+])
+def test_column_blocks_tile_the_columns_by_width_alone(start, width, expected):
+    blocks = _stack._column_blocks(slice(start, start + width))
+    assert len(blocks) == expected
+    assert blocks[0].start == start and blocks[-1].stop == start + width
+    assert all(a.stop == b.start for a, b in zip(blocks[:-1], blocks[1:]))
+    sizes = [b.stop - b.start for b in blocks]
+    assert max(sizes) - min(sizes) <= 1 and (expected == 1 or min(sizes) >= _stack.MIN_COLUMN_BLOCK)
