@@ -613,8 +613,9 @@ class BaseRanker(BaseEstimator):
         options = Options.of(self.get_params(deep=False), resolved)
         if linear_gain:
             options = dataclasses.replace(options, gain="linear")
-        # Threads for this fit only: 1 when a minibatch gives the pool
-        # nothing to share, so that BLAS keeps its threads.
+        # Kernel threads for this fit only: 1 when a minibatch gives the
+        # pool nothing to share (a pool round trip would cost more than it
+        # saves). Its row blocks follow BLAS's threads instead (``_fit``).
         state.n_threads = (
             effective_n_jobs(self.n_jobs) if _training.pool_has_work(model, data, resolved.batch_size, self.solver)
             else 1
