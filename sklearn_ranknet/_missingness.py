@@ -54,6 +54,22 @@ FILL_GROUPS = 8
 EVIDENCE_BLOCK_ROWS = 8192
 
 
+def has_missing(X):
+    """Whether a dense or sparse ``X`` holds a NaN, without an array of
+    ``X``'s size: a sum is NaN when any term is, so a finite sum says no at
+    the cost of one pass; a sum that is not finite (a NaN, an infinite
+    value, or an overflow) sends it to a check by blocks of rows."""
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.dtype.kind != "f":
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(values.sum()):
+            return False
+    # Rows of a dense X; about as many values of a sparse one's data.
+    step = EVIDENCE_BLOCK_ROWS * (1 if values.ndim > 1 else 128)
+    return any(np.isnan(values[start : start + step]).any() for start in range(0, len(values), step))
+
+
 def missingness_evidence(X, rows, y, offsets):
     """The within-query covariance of each feature's missing indicator with
     the labels, and its variance under shuffled labels (module docstring).
@@ -76,7 +92,7 @@ def missingness_evidence(X, rows, y, offsets):
     """
     n_features = X.shape[1]
     covariance, variance = np.zeros(n_features), np.zeros(n_features)
-    if not np.isnan(X.data if sp.issparse(X) else X).any():  # one pass, no copy
+    if not has_missing(X):
         return covariance, variance
     y = np.asarray(y, dtype=np.float64)
     offsets = np.asarray(offsets, dtype=np.int64)
@@ -131,7 +147,7 @@ def _query_blocks(offsets):
 def missing_count(X, rows):
     """How many of the values of the rows ``X[rows]`` of a dense or CSR
     ``X`` are missing (NaN), read ``EVIDENCE_BLOCK_ROWS`` rows at a time."""
-    if not np.isnan(X.data if sp.issparse(X) else X).any():  # one pass, no copy
+    if not has_missing(X):
         return 0
     count = 0
     for start in range(0, len(rows), EVIDENCE_BLOCK_ROWS):

@@ -20,6 +20,7 @@ from sklearn.utils import check_random_state
 
 from . import _network
 from ._inputs import block_rows, gather_rows, stays_sparse
+from ._missingness import has_missing
 
 
 class RankingModel:
@@ -151,7 +152,7 @@ class RankingModel:
             # rows in it, exactly). CSR that stays sparse: one sparse product.
             if (scaling is None and not sp.issparse(X)) or (
                 stays_sparse(X) and (scaling is None or (
-                    scaling.kind == "standard" and not len(scaling.indicated) and not np.isnan(X.data).any()
+                    scaling.kind == "standard" and not len(scaling.indicated) and not has_missing(X)
                 ))
             ):
                 return _finite_scores(_network.predict_scores(X, coefs, intercepts, self.activation))

@@ -225,3 +225,43 @@ def test_where_larger_values_go_missing_a_missing_value_reads_as_a_large_one():
     # order (a division here, a product with the reciprocal there).
     np.testing.assert_allclose(inputs_missing[:, :n], inputs_filled[:, :n], rtol=1e-13, atol=1e-13)
     assert inputs_missing[0, n] > inputs_filled[0, n]  # the indicator tells them apart
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_rows=st.integers(0, 40),
+    n_columns=st.integers(1, 5),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    order=st.sampled_from(["C", "F"]),
+    specials=st.lists(st.sampled_from([np.nan, np.inf, -np.inf, 3e38, -3e38]), max_size=4),
+    sparse=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_has_missing_says_whether_any_value_is_nan(n_rows, n_columns, dtype, order, specials, sparse, seed):
+    # Infinite values and sums that overflow must not read as missing, nor
+    # hide a NaN.
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_rows, n_columns)).astype(dtype)
+    X[rng.random(X.shape) < 0.5] = 0.0
+    for value in specials[: X.size]:
+        X.flat[rng.integers(X.size)] = value
+    X = np.asarray(X, order=order)
+    expected = bool(np.isnan(X).any())
+    assert _missingness.has_missing(sp.csr_matrix(X) if sparse else X) is expected
+
+
+def test_has_missing_reads_a_large_x_without_an_array_of_its_size():
+    import tracemalloc
+
+    X = np.ones((6 * _missingness.EVIDENCE_BLOCK_ROWS, 32))
+    X[-1, -1] = np.inf  # the sum is not finite: the blocks are read
+    full = X.size  # bytes of np.isnan(X)
+    tracemalloc.start()
+    try:
+        assert not _missingness.has_missing(X)
+        X[-1, 0] = np.nan
+        assert _missingness.has_missing(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < full / 4
