@@ -1,5 +1,7 @@
 """Assertions shared by the test modules."""
 
+import contextlib
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -70,3 +72,29 @@ def csr_with_duplicate_entries(X):
     values = np.column_stack([0.25 * values, 0.75 * values]).ravel()
     indptr = np.searchsorted(rows, np.arange(X.shape[0] + 1))
     return sp.csr_matrix((values, columns, indptr), shape=X.shape)
+
+
+def pretend_blas_had(monkeypatch, n_threads):
+    """Make every fit find BLAS at ``n_threads`` threads when it holds BLAS
+    to one (``_jit.single_threaded_blas``), whatever this machine has."""
+    from sklearn_ranknet import _jit
+
+    @contextlib.contextmanager
+    def one_blas_thread():
+        yield n_threads
+
+    monkeypatch.setattr(_jit, "_one_blas_thread", one_blas_thread)
+
+
+def record_map_blocks(monkeypatch, module):
+    """Record each call of ``module.map_blocks`` as (blocks, threads), and
+    let it run: the list returned fills as the calls come."""
+    seen = []
+    map_blocks = module.map_blocks
+
+    def recorded(func, blocks, n_threads):
+        seen.append((len(blocks), n_threads))
+        return map_blocks(func, blocks, n_threads)
+
+    monkeypatch.setattr(module, "map_blocks", recorded)
+    return seen

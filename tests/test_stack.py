@@ -11,7 +11,6 @@ over a few epochs (``rtol`` far above float64's 1e-16 per operation, far below
 any difference a wrong gradient, step or penalty would make).
 """
 
-import contextlib
 import copy
 import warnings
 
@@ -24,6 +23,8 @@ from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, Rank
 from sklearn_ranknet import _bagging, _jit, _stack
 from sklearn_ranknet._stack import can_stack, fit_together
 from sklearn_ranknet.datasets import make_ranking
+
+from ._assertions import pretend_blas_had, record_map_blocks
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -241,25 +242,13 @@ def test_bagging_falls_back_to_one_fit_per_member(monkeypatch):
     assert len(bag.estimators_) == 2 and np.isfinite(bag.predict(X)).all()
 
 
-@contextlib.contextmanager
-def _blas_had(n):
-    yield n
-
-
 @pytest.mark.parametrize("form", ["dense", "csr", "noise"])
 def test_stacked_products_share_the_threads_blas_had_and_no_bit_changes(form, monkeypatch):
     """Over ``SHARE_FROM_MULTIPLY_ADDS`` the stacked products of the steps
     and of the scoring go, in column blocks, to the threads BLAS had before
     the fit (here as if 3), and the models are the one-thread models to the
     bit: the blocks are fixed by the widths whatever the threads."""
-    seen = []
-    map_blocks = _stack.map_blocks
-
-    def recorded(func, blocks, n_threads):
-        seen.append((len(blocks), n_threads))
-        return map_blocks(func, blocks, n_threads)
-
-    monkeypatch.setattr(_stack, "map_blocks", recorded)
+    seen = record_map_blocks(monkeypatch, _stack)
     monkeypatch.setattr(_stack, "SHARE_FROM_MULTIPLY_ADDS", 0)
     monkeypatch.setattr(_stack, "MIN_COLUMN_BLOCK", 4)  # widths 16 + 8 + 16: several blocks
     monkeypatch.setattr(_jit, "cpu_count", lambda: 3)
@@ -270,7 +259,7 @@ def test_stacked_products_share_the_threads_blas_had_and_no_bit_changes(form, mo
     options.update(early_stopping=True, validation_fraction=0.25, batch_size=8)  # the stack scores too
     predictions = []
     for had in (1, 3):
-        monkeypatch.setattr(_jit, "_one_blas_thread", lambda had=had: _blas_had(had))
+        pretend_blas_had(monkeypatch, had)
         rankers = [
             LambdaRankRanker(max_iter=4, random_state=1, **options),
             LambdaRankRanker(max_iter=3, hidden_layer_sizes=(8,), random_state=2, **options),
@@ -285,13 +274,11 @@ def test_stacked_products_share_the_threads_blas_had_and_no_bit_changes(form, mo
 
 
 def test_small_stacks_stay_on_one_thread(monkeypatch):
-    seen = []
-    map_blocks = _stack.map_blocks
-    monkeypatch.setattr(_stack, "map_blocks", lambda f, blocks, n: seen.append(n) or map_blocks(f, blocks, n))
-    monkeypatch.setattr(_jit, "_one_blas_thread", lambda: _blas_had(2))
+    seen = record_map_blocks(monkeypatch, _stack)
+    pretend_blas_had(monkeypatch, 2)
     X, y, groups = _data()  # 8 features, widths 16: far below the threshold
     _trained_together([LambdaRankRanker(max_iter=2, random_state=i) for i in range(3)], X, y, groups)
-    assert seen and set(seen) == {1}
+    assert seen and {threads for n_blocks, threads in seen} == {1}
 
 
 @pytest.mark.parametrize("start, width, expected", [

@@ -16,7 +16,7 @@ from sklearn_ranknet import LambdaRankRanker, RankNetRanker, _jit, _training
 from sklearn_ranknet.datasets import make_ranking
 from sklearn_ranknet.metrics import map_score, ndcg_score
 
-from ._assertions import assert_same_training
+from ._assertions import assert_same_training, pretend_blas_had, record_map_blocks
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -253,29 +253,17 @@ def test_a_fit_takes_over_the_threads_blas_had():
             assert max(min(blas_threads(), default=1), 1) == had  # restored
 
 
-@contextlib.contextmanager
-def _blas_had(n):
-    yield n
-
-
 def test_row_blocks_share_the_threads_blas_had_and_change_no_bit(monkeypatch):
     """A minibatch of several row blocks goes to the threads BLAS had (here
     as if 3) even with n_jobs=None, and gives the one-thread model to the
     bit: the blocks are fixed by the shapes."""
-    seen = []
-    map_blocks = _training.map_blocks
-
-    def recorded(func, blocks, n_threads):
-        seen.append((len(blocks), n_threads))
-        return map_blocks(func, blocks, n_threads)
-
-    monkeypatch.setattr(_training, "map_blocks", recorded)
+    seen = record_map_blocks(monkeypatch, _training)
     monkeypatch.setattr(_training, "BLOCK_WORK", 1)  # blocks of 1,024 rows
     monkeypatch.setattr(_jit, "cpu_count", lambda: 3)
     X, y, qid = make_ranking(20, min_docs=150, max_docs=200, random_state=0)  # 16 queries: > 2,048 rows
     scores = []
     for had in (1, 3):
-        monkeypatch.setattr(_jit, "_one_blas_thread", lambda had=had: _blas_had(had))
+        pretend_blas_had(monkeypatch, had)
         ranker = RankNetRanker(hidden_layer_sizes=(8,), max_iter=2, dropout=0.1, random_state=0)
         scores.append(ranker.fit(X, y, groups=qid).predict(X))
         split = [threads for n_blocks, threads in seen if n_blocks >= 2]
