@@ -29,8 +29,8 @@ from ._inputs import FEATURE_SCALINGS, InputScaling
 from ._jit import effective_n_jobs, single_threaded_blas
 from ._model import FitState, RankingModel
 from ._positions import (
-    N_REFITS, MergedLog, check_click_log, check_known_propensities, check_propensities_have_positions,
-    estimate_propensities,
+    N_REFITS, MergedLog, check_click_log, check_known_propensities, check_propensities_can_be_estimated,
+    check_propensities_have_positions, estimate_propensities,
 )
 from ._metadata_columns import (
     METADATA_COLUMN_CONSTRAINT, check_width, estimator_features, features_and_metadata, merge_groups,
@@ -280,6 +280,7 @@ class BaseRanker(BaseEstimator):
             propensities = check_known_propensities(known, n_positions)
             rounds = 1
         else:
+            check_propensities_can_be_estimated(clicks, positions)
             propensities = np.ones(n_positions)
             rounds = N_REFITS + 1
         one_document_each = bool(np.all(np.bincount(log.lists) == 1))

@@ -37,12 +37,13 @@ from ._docstrings import sections, without_entries
 from ._fit_checks import warn_if_no_groups
 from ._habits import refuse_unexpected_keywords
 from ._lambdarank import LambdaRankRanker
-from ._positions import check_click_log, check_propensities_have_positions
 from ._listnet import ListNetRanker
 from ._metadata_columns import features_and_metadata
+from ._positions import check_click_log, check_propensities_can_be_estimated, check_propensities_have_positions
 from ._ranknet import RankNetRanker
+from ._scorer_requests import metadata_taken
 from ._stack import can_stack, fit_together
-from ._validation import float_column
+from ._validation import float_column, shown
 from ._validation_set import validation_input
 
 #: The grid when ``param_grid`` is None: the penalty, over the span of the
@@ -146,10 +147,17 @@ class _RankerCV:
         weights = None if sample_weight is None else _check_sample_weight(sample_weight, features)
         if positions is not None:
             # Checked whole, before folds are cut from them.
-            positions = check_click_log(float_column(y, "y"), positions, n_samples, self.position_column)[1]
+            clicks, positions = check_click_log(float_column(y, "y"), positions, n_samples, self.position_column)
+            if propensities is None:
+                check_propensities_can_be_estimated(clicks, positions)
         check_propensities_have_positions(positions, propensities)
         splits = list(splitter.split(features, y, query_ids if grouped else None))
         query_ids = np.asarray(query_ids)
+        if not grid or not splits:
+            empty = "param_grid holds no setting" if not grid else "cv gave no split"
+            raise ValueError(f"No fits were performed: {empty}. Give at least one setting and one split.")
+        if grouped:
+            _warn_if_splits_cut_queries(splits, query_ids)
         # The fold rankers see arrays (the columns as ``features``): so does their validation set.
         fold_validation = None if validation is None else {
             "X_val": validation.X.to_numpy() if hasattr(validation.X, "iloc") else validation.X,
@@ -286,6 +294,22 @@ def _report_failures(failures, n_fits):
     )
 
 
+def _warn_if_splits_cut_queries(splits, query_ids):
+    """Warn when a split of the user's puts rows of one query on both sides:
+    the held-out rows then score documents ranked against ones the fit saw
+    (and GroupKFold's splits never do it)."""
+    for fold, (train, test) in enumerate(splits):
+        shared = np.intersect1d(query_ids[np.asarray(train)], query_ids[np.asarray(test)])
+        if len(shared):
+            warnings.warn(
+                f"Split {fold} of cv puts rows of {len(shared)} queries (e.g. {shown(shared[0])!r}) both in "
+                "training and in testing: each fold should hold whole queries (a group splitter such "
+                "as GroupKFold, given the query ids as groups).",
+                UserWarning, stacklevel=4,
+            )
+            return
+
+
 class _FoldData:
     """The rows ``index`` of the search's data."""
 
@@ -299,12 +323,12 @@ class _FoldData:
 def _score(scorer, ranker, data):
     """A fitted fold ranker's score on held-out rows: the ranker's own
     ``score`` (mean NDCG@10 by query) without a scorer; a scorer gets the
-    query ids (and weights) it requests."""
+    query ids (and weights) it takes (``_scorer_requests``)."""
     if scorer is None:
         return ranker.score(data.X, data.y, groups=data.groups)
-    requests = scorer.get_metadata_routing().score.requests
+    taken = metadata_taken(scorer)
     given = {"groups": data.groups, "sample_weight": data.sample_weight}
-    kwargs = {name: given[name] for name in given if requests.get(name) is True and given[name] is not None}
+    kwargs = {name: given[name] for name in given if taken[name] and given[name] is not None}
     with config_context(enable_metadata_routing=True):
         return float(scorer(ranker, data.X, data.y, **kwargs))
 
@@ -361,7 +385,11 @@ cv : int, cross-validation generator or iterable, default=None
 scoring : str, callable or None, default=None
     How to score a fold: ``None`` is the ranker's ``score`` (mean NDCG@10
     by query); a query-aware scorer such as ``ndcg_scorer(5)`` or
-    ``map_scorer()`` gets the fold's query ids."""
+    ``map_scorer()`` gets the fold's query ids, as does a scikit-learn
+    scorer whose metric takes ``groups`` (``make_scorer(ndcg_score, k=5)``)
+    unless it refuses them (``set_score_request(groups=False)``), and a
+    function ``scoring(estimator, X, y)`` that has a ``groups`` (or
+    ``sample_weight``) parameter."""
 
 _CV_ATTRIBUTES = """\
 cv_results_ : dict of numpy (masked) ndarrays

@@ -25,17 +25,25 @@ def query_contrasts(data):
     tells two of its documents apart, and whether two of its labels differ
     (weights left aside). They differ only under LambdaRank's
     ``metric="map"``, which counts every label above 0 as equally relevant."""
-    first, last = data.offsets[:-1], data.offsets[1:] - 1
-    nonempty = last >= first
-    # Relevance as the objective sees it rises with the label, and labels
-    # are sorted descending within each query: first is the highest.
+    # Relevance as the objective sees it rises with the label.
     relevance = getattr(data.objective, "utility", data.y)
-    contrasts = []
-    for values in (relevance, data.y):
-        differ = np.zeros(data.n_queries, dtype=bool)
-        differ[nonempty] = values[first[nonempty]] > values[last[nonempty]]
-        contrasts.append(differ)
-    return tuple(contrasts)
+    return _first_above_last(relevance, data.offsets), labels_differ(data)
+
+
+def labels_differ(data):
+    """For each query of ``data`` (a ``TrainingSet``, which need not have an
+    objective): whether two of its labels differ."""
+    return _first_above_last(data.y, data.offsets)
+
+
+def _first_above_last(values, offsets):
+    # A TrainingSet sorts the labels descending within each query: the
+    # first row is the highest, the last the lowest.
+    first, last = offsets[:-1], offsets[1:] - 1
+    nonempty = last >= first
+    differ = np.zeros(len(first), dtype=bool)
+    differ[nonempty] = values[first[nonempty]] > values[last[nonempty]]
+    return differ
 
 
 def warn_if_nothing_to_learn(contrasts, sizes, weights, method, stacklevel, query_column=None):

@@ -66,7 +66,11 @@ def check_click_log(clicks, positions, n_samples, position_column=None):
         " A step before the ranker that transforms every column (a scaler, PCA) changes it "
         "too: pass the column through unchanged (a ColumnTransformer's 'passthrough')."
     )
-    positions = column_or_1d(positions, input_name="positions", warn=True)
+    shape = np.shape(positions)
+    if len(shape) == 0 or len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
+        # column_or_1d's own messages name every input "y".
+        raise ValueError(f"{subject} must be 1-d, one rank per row; got an array of shape {shape}.{hint}")
+    positions = column_or_1d(positions, input_name="positions")
     if len(positions) != n_samples:
         raise ValueError(
             f"positions has {len(positions)} values but X has {n_samples} rows; give the "
@@ -107,6 +111,27 @@ def check_click_log(clicks, positions, n_samples, position_column=None):
     if n_samples and not clicks.any():
         raise ValueError("y holds no click (every value is 0): a click log without clicks has nothing to learn from.")
     return clicks, positions
+
+
+def check_propensities_can_be_estimated(clicks, positions):
+    """A ValueError when the log cannot tell the propensities, which are
+    relative to position 1: no row shown at position 1 (positions counted
+    from 0 and shifted once too often, or a log of the lower ranks only), or
+    no click there. Known propensities (``propensities=``) need neither."""
+    at_top = positions == 1
+    if not at_top.any():
+        raise ValueError(
+            f"No row of the click log was shown at position 1 (the shallowest is {int(positions.min())}): "
+            "the propensities are estimated relative to position 1, so the log must show it. Give "
+            "positions as 1-based ranks within each session (1 = shown first), or give the ranks' "
+            "propensities as propensities=."
+        )
+    if not clicks[at_top].any():
+        raise ValueError(
+            "The click log holds no click at position 1, so the propensities, which are estimated "
+            "relative to position 1, cannot be: gather more sessions, or give the ranks' "
+            "propensities as propensities=."
+        )
 
 
 def check_propensities_have_positions(positions, propensities):

@@ -114,9 +114,10 @@ class TrainingSet:
         return self.subset(weighted_queries(self), self._make_objective)
 
     @classmethod
-    def from_input(cls, X, y, groups, make_objective, sample_weight=None):
-        arranged = group_rows(groups, len(y))
-        weights = query_weights(arranged, sample_weight, relative=True)  # relative in every use
+    def from_input(cls, X, y, groups, make_objective, sample_weight=None, names=("groups", "sample_weight")):
+        # names: the inputs' names in error messages (a validation set's are groups_val, ...).
+        arranged = group_rows(groups, len(y), input_name=names[0])
+        weights = query_weights(arranged, sample_weight, input_name=names[1], relative=True)  # relative in every use
         base = arranged.order if arranged.order is not None else np.arange(len(y))
         rows = base[label_sorted_order(arranged.arrange(y), arranged.offsets)]
         return cls(X, rows, y[rows], arranged.offsets, make_objective, weights)

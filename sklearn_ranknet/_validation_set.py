@@ -7,8 +7,9 @@ queries out of the training data, at any size."""
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import _check_feature_names, _check_sample_weight, check_array
+from sklearn.utils.validation import _check_feature_names, check_array
 
+from ._fit_checks import labels_differ
 from ._metadata_columns import metadata_columns, merge_groups, split_columns
 from ._validation import check_finite_features, check_relevance_labels, float_column
 
@@ -85,11 +86,19 @@ def validation_set(ranker, given, dtype, exponential_gain, remedy):
             f"X_val has {len(y)} rows but no query ids: give groups_val=<query id per row> (or keep "
             "them in the query_column), or early stopping would score all rows as one query."
         )
-    if groups is not None and len(groups) != len(y):
+    if groups is not None and np.ndim(groups) == 1 and len(groups) != len(y):
         raise ValueError(f"groups_val has {len(groups)} ids but X_val has {len(y)} rows; give one per row.")
-    weights = given.sample_weight
-    if weights is not None:
-        if np.ndim(weights) and len(weights) and not np.any(np.asarray(weights, dtype=float) > 0):
-            raise ValueError("sample_weight_val weighs every validation query 0; there is nothing to score.")
-        weights = _check_sample_weight(weights, X, ensure_non_negative=True)
-    return TrainingSet.from_input(X, y, groups, None, weights)
+    validation = TrainingSet.from_input(X, y, groups, None, given.sample_weight, names=("groups_val", "sample_weight_val"))
+    differ = labels_differ(validation)
+    if validation.weights is not None:
+        differ &= validation.weights > 0
+    if not differ.any():
+        # Every query would score empty_query_score (or 1) at every epoch,
+        # and early stopping would stop after n_iter_no_change epochs.
+        raise ValueError(
+            "The validation set holds no query (of positive weight) with two documents of different "
+            "relevance, so its score cannot change from one epoch to the next and early stopping "
+            "could not judge the fit. Check that groups_val holds query ids (not an id per row) and "
+            "that y_val holds the graded labels."
+        )
+    return validation

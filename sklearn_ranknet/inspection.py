@@ -6,7 +6,6 @@ scorer receives the query ids, and a feature's values are by default
 shuffled among the documents of each query rather than across queries.
 """
 
-import inspect
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -15,7 +14,6 @@ import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.utils import Bunch, _safe_indexing, check_array, check_consistent_length, check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions, validate_params
-from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _check_sample_weight
 
@@ -24,6 +22,7 @@ from ._metadata_columns import (
     check_width, column_position, merge_groups, metadata_columns, query_column_in_input, query_column_of,
     query_column_reader, query_ids_in,
 )
+from ._scorer_requests import groups_request
 from ._validation import check_relevance_labels, float_column
 from .metrics import ndcg_score
 
@@ -424,10 +423,9 @@ def _grouped(scorer, name):
     # None: accepted but not requested) or if groups were requested (True or
     # an alias); not if its metric has no such parameter or it was refused.
     try:
-        requests = get_routing_for_object(scorer).score.requests
+        request = groups_request(scorer)
     except AttributeError:  # not a scorer's request (a router): just call it
         return _CallableScorer(scorer)
-    request = requests.get("groups", _metric_takes_groups(scorer))
     if request is False:
         raise ValueError(
             f"{name} is a scikit-learn scorer that does not take `groups`, so it "
@@ -438,17 +436,6 @@ def _grouped(scorer, name):
             "at once, use sklearn.inspection.permutation_importance."
         )
     return _RoutedScorer(scorer)
-
-
-def _metric_takes_groups(scorer):
-    """None (accepted, not requested) when the scorer's metric has a
-    ``groups`` parameter, else False. scikit-learn lists a scorer's metric
-    parameters among its requests only from 1.9; before, they are absent."""
-    try:
-        parameters = inspect.signature(scorer._score_func).parameters
-    except (AttributeError, TypeError, ValueError):
-        return False
-    return None if "groups" in parameters else False
 
 
 class _CallableScorer:

@@ -192,6 +192,71 @@ def test_a_grid_of_unknown_parameters_is_refused(grid, match):
         LambdaRankRankerCV(grid, cv=2, **FIXED).fit(X, y, groups)
 
 
+@pytest.mark.parametrize("grid, cv, match", [
+    ([], 2, "param_grid holds no setting"),
+    ({"alpha": [1.0]}, [], "cv gave no split"),
+])
+def test_a_search_of_no_fit_is_refused_as_in_gridsearchcv(grid, cv, match):
+    X, y, groups = _data(n_queries=10)
+    with pytest.raises(ValueError, match=f"No fits were performed: {match}"):
+        LambdaRankRankerCV(grid, cv=cv, **FIXED).fit(X, y, groups)
+
+
+def test_a_plain_function_scores_as_in_gridsearchcv():
+    """scoring(estimator, X, y): called as GridSearchCV calls it, with no
+    metadata (a function requests none)."""
+    X, y, groups = _data(n_queries=12)
+    calls = []
+
+    def larger_alpha(estimator, X_test, y_test):
+        calls.append(len(y_test))
+        return estimator.alpha
+
+    search = LambdaRankRankerCV({"alpha": [1.0, 7.0, 3.0]}, cv=2, scoring=larger_alpha, **FIXED).fit(X, y, groups)
+    assert search.best_params_ == {"alpha": 7.0} and search.best_score_ == 7.0
+    assert len(calls) == 6 and sum(calls) == 3 * len(y)  # each setting on both folds' held-out rows
+
+
+def test_scorers_of_grouped_metrics_get_the_query_ids_however_they_ask():
+    """make_scorer(ndcg_score) (groups accepted, not requested), an aliased
+    request and a function with a groups parameter score query by query,
+    as ndcg_scorer does; a refused request scores each fold as one list."""
+    from sklearn.metrics import make_scorer
+
+    from sklearn_ranknet.metrics import ndcg_score
+
+    X, y, groups = _data(n_queries=12)
+    grid = {"alpha": [1.0, 9.0]}
+
+    def scores(scoring):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # one list: ndcg_score says it got no groups
+            search = LambdaRankRankerCV(grid, cv=2, scoring=scoring, **FIXED).fit(X, y, groups)
+        return search.cv_results_["split0_test_score"], search.cv_results_["split1_test_score"]
+
+    expected = scores(ndcg_scorer(10))
+
+    def by_function(estimator, X_test, y_test, groups):
+        return ndcg_score(y_test, estimator.predict(X_test), groups=groups, k=10)
+
+    np.testing.assert_array_equal(scores(make_scorer(ndcg_score, k=10)), expected)
+    np.testing.assert_array_equal(scores(by_function), expected)
+    with sklearn.config_context(enable_metadata_routing=True):
+        np.testing.assert_array_equal(scores(ndcg_scorer(10).set_score_request(groups="qid")), expected)
+        one_list = scores(make_scorer(ndcg_score, k=10).set_score_request(groups=False))
+    assert not np.allclose(one_list, expected)
+
+
+def test_splits_that_cut_queries_are_warned_about():
+    X, y, groups = _data(n_queries=10)
+    rows = np.arange(len(y))
+    with pytest.warns(UserWarning, match="Split 0 of cv puts rows of 10 queries"):
+        LambdaRankRankerCV({"alpha": [1.0]}, cv=[(rows[::2], rows[1::2])], **FIXED).fit(X, y, groups)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="Split .* of cv")  # whole queries: no warning
+        LambdaRankRankerCV({"alpha": [1.0]}, cv=list(GroupKFold(2).split(X, y, groups)), **FIXED).fit(X, y, groups)
+
+
 def test_no_partial_fit_and_no_warm_start():
     search = LambdaRankRankerCV()
     assert not hasattr(search, "partial_fit")

@@ -8,6 +8,7 @@ the fit against a direct fit on the corrected click rates it says it
 trains on; routing in GridSearchCV and BaggingRanker; and bad input.
 """
 
+import warnings
 from collections import defaultdict
 
 import numpy as np
@@ -322,6 +323,10 @@ def test_bagging_passes_positions_to_its_members(routing, bootstrap):
         (lambda c, p: (np.where(c == 1, 0.5, c), p), "click log"),
         (lambda c, p: (np.zeros_like(c), p), "no click"),
         (lambda c, p: (c, np.where(p == 3, 2, p)), "two rows at position 2"),
+        (lambda c, p: (c, np.c_[p, p]), r"positions must be 1-d, one rank per row; got an array of shape \("),
+        # The propensities are relative to position 1: the log must show it and hold a click there.
+        (lambda c, p: (c, p + 1), "No row of the click log was shown at position 1 .the shallowest is 2."),
+        (lambda c, p: (np.where(p == 1, 0, c), p), "holds no click at position 1"),
     ],
 )
 def test_bad_click_logs_are_refused_clearly(change, message):
@@ -356,6 +361,26 @@ def test_cv_ranker_fits_its_folds_and_refit_on_the_click_log(known):
         fold.score(X[test], log.clicks[test], log.sessions[test]), rel=1e-12)
 
 
+def test_known_propensities_need_no_click_at_position_1():
+    X, log = _click_log(n_queries=5, n_sessions=3)
+    known = 1.0 / np.arange(1, 12)
+    for clicks, positions in ((np.where(log.positions == 1, 0, log.clicks), log.positions),
+                              (log.clicks, log.positions + 1)):
+        ranker = LambdaRankRanker(max_iter=3, random_state=0)
+        ranker.fit(X, clicks, log.sessions, positions=positions, propensities=known[:positions.max()])
+        assert_array_equal(ranker.position_propensities_, known[:positions.max()])
+
+
+def test_positions_as_one_column_are_positions():
+    X, log = _click_log(n_queries=5, n_sessions=3)
+    flat = LambdaRankRanker(max_iter=3, random_state=0).fit(X, log.clicks, log.sessions, positions=log.positions)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*column-vector")
+        column = LambdaRankRanker(max_iter=3, random_state=0).fit(
+            X, log.clicks, log.sessions, positions=log.positions[:, None])
+    assert_array_equal(column.predict(X), flat.predict(X))
+
+
 def test_cv_ranker_refuses_bad_click_logs():
     from sklearn_ranknet import LambdaRankRankerCV
 
@@ -364,11 +389,13 @@ def test_cv_ranker_refuses_bad_click_logs():
         LambdaRankRankerCV(cv=2, max_iter=3).fit(X, log.clicks, log.sessions, positions=log.positions[:-1])
     with pytest.raises(ValueError, match="need positions"):
         LambdaRankRankerCV(cv=2, max_iter=3).fit(X, log.clicks, log.sessions, propensities=np.ones(10))
+    with pytest.raises(ValueError, match="No row of the click log was shown at position 1"):
+        LambdaRankRankerCV(cv=2, max_iter=3).fit(X, log.clicks, log.sessions, positions=log.positions + 1)
 
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_fit_on_a_click_log_does_not_depend_on_its_row_order_or_session_ids(sparse):
-    X, log = _click_log(n_queries=15, n_sessions=5, temperature=1.0)
+    X, log = _click_log(n_queries=15, n_sessions=5, temperature=1.0, seed=1)  # clicks at rank 1 (seed 0 has none)
     X = sp.csr_matrix(X) if sparse else X
     order = np.random.default_rng(3).permutation(len(log.clicks))
     renamed = (log.sessions * 7919 + 11)[order]  # other ids, another order

@@ -118,16 +118,24 @@ def test_a_click_log_fit_stops_on_graded_validation_labels(split):
         ({}, {"X_val": "narrow"}, "X_val has 5 features, but the training X has 6"),
         ({}, {"y_val": "short"}, "y_val has"),
         ({}, {"y_val": "negative"}, "y_val"),
-        ({}, {"sample_weight_val": "zeros"}, "weighs every validation query 0"),
+        ({}, {"sample_weight_val": "zeros"}, "sample_weight_val is zero for every query"),
+        ({}, {"sample_weight_val": "negative"}, "sample_weight_val must be finite and >= 0"),
+        ({}, {"sample_weight_val": "short"}, r"sample_weight_val must hold one weight per row"),
+        ({}, {"groups_val": 1}, r"groups_val must hold one query id per row \(a 1-D array\)"),
+        # Early stopping could not judge a set whose score cannot change.
+        ({}, {"y_val": "ones"}, "holds no query .* with two documents of different relevance"),
+        ({}, {"groups_val": "row ids"}, "holds no query .* with two documents of different relevance"),
     ],
 )
 def test_bad_validation_sets_are_refused_clearly(split, params, given, message):
     X, y, qid, X_val, y_val, qid_val = split
     values = {"X_val": X_val, "y_val": y_val, "groups_val": qid_val, "sample_weight_val": None}
     special = {"narrow": X_val[:, 1:], "short": y_val[1:], "negative": -1.0 - y_val,
-               "zeros": np.zeros(len(y_val))}
+               "zeros": np.zeros(len(y_val)), "ones": np.ones(len(y_val)), "row ids": np.arange(len(y_val))}
     for name, value in given.items():
         values[name] = special.get(value, value) if isinstance(value, str) else value
+    if isinstance(given.get("sample_weight_val"), str) and given["sample_weight_val"] != "zeros":
+        values["sample_weight_val"] = np.ones(len(y_val))[1:] if given["sample_weight_val"] == "short" else -np.ones(len(y_val))
     ranker = LambdaRankRanker(**{**PARAMS, **params})
     with pytest.raises(ValueError, match=message):
         ranker.fit(X, y, qid, **values)
