@@ -50,6 +50,9 @@ HISTORY = {
     "best_validation_score_": "best_validation_score", "best_loss_": "best_loss",
 }
 
+#: Arguments of fit that partial_fit cannot take (its TypeError says why).
+_FIT_ONLY = frozenset({"positions", "propensities", "X_val", "y_val", "groups_val", "sample_weight_val"})
+
 
 class BaseRanker(BaseEstimator):
     """Pairwise neural ranker trained on per-document lambdas."""
@@ -322,7 +325,7 @@ class BaseRanker(BaseEstimator):
         return True
 
     @available_if(_check_stochastic_solver)
-    def partial_fit(self, X, y, groups=None, sample_weight=None):
+    def partial_fit(self, X, y, groups=None, sample_weight=None, **unexpected):
         """One pass over the given queries, for data that arrives in chunks.
 
         Each call must hold whole queries. Early stopping does not apply and
@@ -343,12 +346,24 @@ class BaseRanker(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, as in :meth:`fit`: they weigh this call's queries
             against each other, not the call against the others.
+        **unexpected : dict
+            No other keyword argument is taken: ``fit``'s click log
+            (``positions=``) and validation set (``X_val=``) and LightGBM's
+            and XGBoost's keywords get a ``TypeError`` that says why.
 
         Returns
         -------
         self : object
             The updated ranker.
         """
+        if unexpected.keys() & _FIT_ONLY:
+            name = sorted(unexpected.keys() & _FIT_ONLY)[0]
+            raise TypeError(
+                f"{type(self).__name__}.partial_fit() got {name}=, which only fit takes: a click log's "
+                "propensities are estimated from the whole log, and early stopping on a validation "
+                "set needs the epochs of one fit."
+            )
+        refuse_unexpected_keywords(type(self).__name__, "partial_fit", unexpected)
         # Every call (MLPRegressor checks only the first): set_params between
         # calls may bring a value fit would refuse.
         self._validate_params()
@@ -420,7 +435,7 @@ class BaseRanker(BaseEstimator):
     def intercepts_(self, intercepts):
         self._model.intercepts = list(intercepts)
 
-    def score(self, X, y, groups=None, sample_weight=None):
+    def score(self, X, y, groups=None, sample_weight=None, **unexpected):
         """Mean NDCG@10 over queries of the ranking given by ``predict(X)``.
 
         Parameters
@@ -435,6 +450,11 @@ class BaseRanker(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Query weights, constant within each query: a weighted mean over
             queries.
+        **unexpected : dict
+            No other keyword argument is taken (for another cutoff or
+            metric, use :func:`~sklearn_ranknet.metrics.ndcg_score` and its
+            siblings); LightGBM's and XGBoost's ``group=`` and ``qid=`` get
+            a ``TypeError`` naming ``groups=``.
 
         Returns
         -------
@@ -450,6 +470,7 @@ class BaseRanker(BaseEstimator):
             and no ``query_column``), e.g. from ``cross_validate`` with
             metadata routing off (see :ref:`routing`).
         """
+        refuse_unexpected_keywords(type(self).__name__, "score", unexpected)
         check_is_fitted(self, "coefs_")
         return score_by_query(self, X, y, groups, sample_weight, self)
 

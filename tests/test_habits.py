@@ -49,6 +49,33 @@ def test_xgboost_keywords_and_other_misspellings(data):
         LambdaRankRanker(**FAST).fit(X, y, groups=qid, sample_weights=np.ones(len(y)))
 
 
+@pytest.mark.parametrize("name", ["positions", "X_val"])
+def test_partial_fit_says_which_arguments_only_fit_takes(data, name):
+    X, y, qid = data
+    ranker = LambdaRankRanker(**FAST)
+    with pytest.raises(TypeError, match=f"LambdaRankRanker.partial_fit\\(\\) got {name}=, which only fit takes"):
+        ranker.partial_fit(X, y, qid, **{name: y})
+    assert not hasattr(ranker, "coefs_")
+
+
+def test_partial_fit_and_score_answer_the_peers_keywords(data):
+    X, y, qid = data
+    ranker = LambdaRankRanker(**FAST)
+    with pytest.raises(TypeError, match=r"LambdaRankRanker.partial_fit\(\) got an unexpected keyword argument 'group'; give groups="):
+        ranker.partial_fit(X, y, group=np.bincount(qid))
+    ranker.fit(X, y, qid)
+    with pytest.raises(TypeError, match=r"LambdaRankRanker.score\(\) got an unexpected keyword argument 'qid'; give groups=qid"):
+        ranker.score(X, y, qid=qid)
+    with pytest.raises(TypeError, match=r"^LambdaRankRanker.score\(\) got an unexpected keyword argument 'k'\.$"):
+        ranker.score(X, y, qid, k=5)
+
+
+def test_the_partial_fit_and_score_signatures_routing_sees_are_unchanged():
+    ranker = LambdaRankRanker().get_metadata_routing()
+    assert set(ranker.partial_fit.requests) == {"groups", "sample_weight"}
+    assert set(ranker.score.requests) == {"groups", "sample_weight"}
+
+
 def test_the_fit_signature_routing_sees_is_unchanged():
     """**unexpected is not a fit parameter to scikit-learn: no request for
     it, and has_fit_parameter still reads the real ones."""
