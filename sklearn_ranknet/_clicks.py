@@ -22,7 +22,7 @@ from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from ._groups import group_rows
-from ._validation import check_relevance_labels, float_column
+from ._validation import MAX_EXPONENTIAL_LABEL, check_relevance_labels, float_column
 
 CLICK_MODELS = ("position_based", "cascade")
 
@@ -37,7 +37,8 @@ CLICK_MODELS = ("position_based", "cascade")
         "k": [Interval(Integral, 1, None, closed="left"), None],
         "eta": [Interval(Real, 0, None, closed="left")],
         "click_noise": [Interval(Real, 0, 1, closed="both")],
-        "max_label": [Interval(Real, 0, None, closed="left"), None],
+        # As y's labels: 2**label - 1 is exact up to 30 (and overflows past 1023).
+        "max_label": [Interval(Real, 0, MAX_EXPONENTIAL_LABEL, closed="both"), None],
         "temperature": [Interval(Real, 0, None, closed="left")],
         "random_state": ["random_state"],
     },
@@ -98,7 +99,7 @@ def make_clicks(
         every shown document is examined. Unused by the cascade model.
     click_noise : float in [0, 1], default=0.1
         Probability that an examined document of grade 0 is clicked.
-    max_label : float or None, default=None
+    max_label : float in [0, 30] or None, default=None
         The top grade of the label scale, always clicked when examined;
         ``None`` takes the largest label in ``y``. Give it when a sample
         may lack the top grade (e.g. ``max_label=4`` for grades 0-4).

@@ -178,6 +178,7 @@ def test_the_input_row_order_does_not_matter(seed, n_sessions, k):
         ({"y": [0, 1, -1, 2, 0]}, "negative"),
         ({"y": [0, 1, 31, 2, 0]}, "at most 30"),
         ({"max_label": 1}, "above max_label=1"),
+        ({"max_label": 2000}, r"'max_label' parameter of make_clicks must be a float in the range \[0.0, 30.0\]"),
         ({"n_sessions": 0}, "'n_sessions' parameter"),
         ({"n_sessions": 2.5}, "'n_sessions' parameter"),
         ({"k": 0}, "'k' parameter"),
