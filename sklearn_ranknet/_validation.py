@@ -73,7 +73,10 @@ def label_remedy(estimator):
 def float_column(values, input_name):
     """``values`` as a 1-d float64 array (a single column is accepted), as
     scikit-learn's ``column_or_1d``, whose error names every input "y"."""
-    shape = np.shape(values)
+    try:
+        shape = np.shape(values)
+    except ValueError:  # numpy refuses nested sequences of unequal lengths, naming no input
+        raise ValueError(f"{input_name} must be 1-d, one value per row; got nested sequences of unequal lengths.") from None
     if len(shape) == 0 or len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):  # column_or_1d names a scalar "y"
         raise ValueError(
             f"{input_name} must be 1-d, one value per row; got an array of shape {shape}."
@@ -83,6 +86,8 @@ def float_column(values, input_name):
         # As scikit-learn's metrics: text is not silently read as numbers.
         raise ValueError(f"{input_name} must hold numbers; got text (e.g. {shown(text)!r}).")
     kind = getattr(getattr(values, "dtype", None), "kind", None) or np.asarray(values).dtype.kind
+    if kind == "c":
+        raise ValueError(f"{input_name} must hold real numbers; got complex values.")
     if kind in "mM":
         # numpy would read them as counts of their unit, silently.
         raise ValueError(

@@ -849,6 +849,10 @@ S = [0.3, 0.2, 0.1]
         (Y, np.array([3, 2, 1], dtype="datetime64[ns]"), None, "y_score must hold numbers; got datetime64"),
         (Y, np.array([1, 2, 3], dtype="timedelta64[s]"), None, "y_score must hold numbers; got timedelta64"),
         (Y, np.array([2**53 + 2, 2**53 + 1, 2**53], dtype=np.int64), None, "y_score holds integers of magnitude 2\\*\\*53"),
+        # Inputs numpy or scikit-learn would refuse without naming them.
+        ([[2], [0, 1], [1]], S, None, "y_true must be 1-d, one value per row; got nested sequences of unequal"),
+        (Y, [[0.3], [0.2, 0.1], [0.1]], None, "y_score must be 1-d, one value per row; got nested sequences"),
+        (Y, np.array(S) + 1j, None, "y_score must hold real numbers; got complex values"),
     ],
 )
 def test_bad_input(func, y_true, y_score, groups, match):
