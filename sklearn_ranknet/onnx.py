@@ -3,8 +3,10 @@
 Importing this module registers a converter with skl2onnx for every ranker
 of the package (:class:`~sklearn_ranknet.RankNetRanker`,
 :class:`~sklearn_ranknet.LambdaRankRanker`,
-:class:`~sklearn_ranknet.ListNetRanker` and
-:class:`~sklearn_ranknet.BaggingRanker`). After that, skl2onnx's own
+:class:`~sklearn_ranknet.ListNetRanker`,
+:class:`~sklearn_ranknet.BaggingRanker`, and the CV rankers
+(:class:`~sklearn_ranknet.LambdaRankRankerCV` and its siblings, which export
+the network of their refit setting). After that, skl2onnx's own
 ``skl2onnx.to_onnx`` and ``skl2onnx.convert_sklearn`` convert a fitted ranker,
 or a scikit-learn Pipeline ending in one (the other steps converted by
 skl2onnx itself), into an ONNX model that any ONNX runtime can serve, e.g.
@@ -141,6 +143,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     ) from exc
 
 from ._bagging import BaggingRanker
+from ._cv import LambdaRankRankerCV, ListNetRankerCV, RankNetRankerCV
 from ._inputs import FEATURE_SCALINGS, InputScaling
 from ._lambdarank import LambdaRankRanker
 from ._listnet import ListNetRanker
@@ -151,11 +154,16 @@ from ._twins import announced, subscribe
 
 __all__ = ["register_converters", "to_onnx"]
 
-#: The rankers with their own network, and the skl2onnx alias of each.
+#: The rankers with their own network, and the skl2onnx alias of each. A
+#: fitted CV ranker holds the network of its refit (best) setting, and
+#: exports as that ranker does.
 RANKER_ALIASES = {
     RankNetRanker: "SklearnRanknetRankNetRanker",
     LambdaRankRanker: "SklearnRanknetLambdaRankRanker",
     ListNetRanker: "SklearnRanknetListNetRanker",
+    RankNetRankerCV: "SklearnRanknetRankNetRankerCV",
+    LambdaRankRankerCV: "SklearnRanknetLambdaRankRankerCV",
+    ListNetRankerCV: "SklearnRanknetListNetRankerCV",
 }
 BAGGING_ALIAS = "SklearnRanknetBaggingRanker"
 

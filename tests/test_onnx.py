@@ -26,7 +26,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_ranknet import BaggingRanker, LambdaRankRanker, ListNetRanker, RankNetRanker
+from sklearn_ranknet import (
+    BaggingRanker, LambdaRankRanker, LambdaRankRankerCV, ListNetRanker, ListNetRankerCV, RankNetRanker,
+    RankNetRankerCV,
+)
 from sklearn_ranknet.datasets import make_ranking
 
 skl2onnx = pytest.importorskip("skl2onnx")
@@ -36,6 +39,7 @@ ranknet_onnx = pytest.importorskip("sklearn_ranknet.onnx")
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 RANKERS = [RankNetRanker, LambdaRankRanker, ListNetRanker]
+CV_RANKERS = [RankNetRankerCV, LambdaRankRankerCV, ListNetRankerCV]
 ACTIVATIONS = ["identity", "logistic", "tanh", "relu"]
 DEPTHS = [(), (8,), (8, 4)]
 SCALINGS = ["standard", "log1p", "piecewise", None]
@@ -116,7 +120,7 @@ def test_the_dask_rankers_export_whichever_module_is_imported_first(order):
 
 def test_every_class_is_registered():
     aliases = ranknet_onnx.register_converters()
-    for cls in [*RANKERS, BaggingRanker]:
+    for cls in [*RANKERS, BaggingRanker, *CV_RANKERS]:
         assert skl2onnx.get_model_alias(cls) == aliases[cls]
 
 
@@ -258,6 +262,24 @@ def test_non_finite_input_behaves_as_documented(data, feature_scaling):
 
 # ----------------------------------------------------------------------
 # Pipelines and BaggingRanker
+
+
+def _smallest_plain_tanh(estimator, X, y):
+    """A scorer that prefers 4 units, no scaling and tanh, so the refit's
+    network differs from the CV ranker's own parameters."""
+    model = estimator._model
+    return -model.coefs[0].shape[1] - (model.scaling is not None) - (model.activation == "relu")
+
+
+@pytest.mark.parametrize("cls", CV_RANKERS)
+def test_cv_rankers_export_the_network_of_their_refit(data, cls):
+    X, y, qid = data
+    grid = {"activation": ["relu", "tanh"], "hidden_layer_sizes": [(8,), (4,)], "feature_scaling": ["piecewise", None]}
+    model = cls(grid, cv=2, max_iter=3, random_state=0, scoring=_smallest_plain_tanh).fit(X, y, qid)
+    assert model.best_params_ == {"activation": "tanh", "feature_scaling": None, "hidden_layer_sizes": (4,)}
+    X32 = X.astype(np.float32)
+    assert_scores_match(onnx_scores(model, X32), model.predict(X32))
+    assert_scores_match(onnx_scores(model, X), model.predict(X), dtype=np.float64)
 
 
 def test_pipeline(data):
