@@ -573,6 +573,18 @@ def test_predict_checks_columns_on_the_client_as_in_memory(client, data):
         by_column.predict(ddf[names[1:] + ["qid"]])
 
 
+def test_x_of_unknown_width_is_scored_by_partition_and_refused_by_fit(client, data):
+    # map_blocks without chunks= (or from_delayed) leaves even the columns unknown.
+    X, y, qid = data
+    dX, dy, dq = chunked(X, y, qid, chunks=450)
+    unknown = dX.map_blocks(lambda block: block, chunks=((np.nan,) * dX.numblocks[0], (np.nan,)), dtype=X.dtype)
+    assert np.isnan(unknown.shape[1])
+    ranker = quiet_fit(skd.DaskRankNetRanker(**QUICK), dX, dy, groups=dq)
+    np.testing.assert_allclose(ranker.predict(unknown).compute(), ranker.to_local().predict(X), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"X has an unknown number of columns .*X.compute_chunk_sizes\(\)"):
+        skd.DaskRankNetRanker(**QUICK).fit(unknown, dy, groups=dq)
+
+
 def test_partitioned_by_query_skips_the_shuffle_and_is_checked(client, data):
     X, y, qid = data
     dX, dy, dq = chunked(X, y, qid, chunks=whole_query_chunks(qid, 2))

@@ -30,6 +30,11 @@ def _partitions(collection, name, ndim):
             raise ValueError(
                 f"{name} must be a {ndim}-D dask array; got shape {collection.shape}."
             )
+        if ndim == 2 and np.isnan(collection.shape[1]):
+            raise ValueError(
+                f"{name} has an unknown number of columns (shape {collection.shape}): compute its "
+                f"chunk sizes first ({name}.compute_chunk_sizes()), or give map_blocks its chunks=."
+            )
         if ndim == 2 and collection.numblocks[1] > 1:
             collection = collection.rechunk({1: -1})
         shape = (0,) if ndim == 1 else (0, collection.shape[1])

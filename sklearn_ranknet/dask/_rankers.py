@@ -329,7 +329,10 @@ class _DaskRanker:
                 raise ValueError(f"X must be a 2-D dask array; got shape {X.shape}.")
             if X.numblocks[1] > 1:
                 X = X.rechunk({1: -1})
-            model = self._partition_model(np.empty((0, X.shape[1]), dtype=X.dtype))
+            if np.isnan(X.shape[1]):
+                model = self.to_local()  # unknown width: each partition checks its own
+            else:
+                model = self._partition_model(np.empty((0, X.shape[1]), dtype=X.dtype))
             dtype = _scores_dtype(self.coefs_[0].dtype, [X.dtype])
             return X.map_blocks(_predict_rows, model, dtype, drop_axis=1, dtype=dtype,
                                 meta=np.empty((0,), dtype=dtype))
@@ -357,8 +360,6 @@ class _DaskRanker:
         the columns are the fitted ones in order, so the copy that goes to
         the workers takes ``X``'s names (or none) and warns no more.
         """
-        if any(isinstance(n, float) and np.isnan(n) for n in meta.shape):
-            return self.to_local()  # unknown width: each partition checks its own
         features = split_query_column(meta, self.query_column)[0]
         check_width(features, self)
         _check_n_features(self, features, reset=False)
