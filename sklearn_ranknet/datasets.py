@@ -436,10 +436,19 @@ class _QidCollector:
                 )
             tokens = line.split(b"#", 1)[0].split(None, 2)
             if len(tokens) > 1 and tokens[1].startswith(b"qid"):
-                _, value = tokens[1].split(b":", 1)
+                _, colon, value = tokens[1].partition(b":")
+                if not colon:
+                    raise _QidFieldError(
+                        f"line {self.line_number + 1}: the query field {tokens[1].decode(errors='replace')!r} "
+                        "has no ':'; rows must read `label qid:<integer> <integer>:<value> ...`."
+                    )
                 self.qids.append(np.int64(value))
             self.line_number += 1
             yield line
+
+
+class _QidFieldError(ValueError):
+    """A qid field the collector cannot read (the caller adds the file)."""
 
 
 def _text_form_problem(path):
@@ -666,6 +675,8 @@ def load_letor(path, *, n_features=None, dtype=np.float64, query_path=None, zero
             X, y = load_svmlight_file(lines, n_features=n_features, dtype=dtype, zero_based=zero_based)
         qid = np.array(lines.qids, dtype=np.int64)  # its own memory, not the collector's
     except (ValueError, OverflowError) as error:
+        if isinstance(error, _QidFieldError):
+            raise ValueError(f"{path!s}, {error}") from None
         if "sorted and unique" in str(error):
             # The parser names neither the file nor the row; LightGBM and
             # XGBoost read such rows, so the file may well come from them.

@@ -74,7 +74,8 @@ def _check_rows(path, X, y, parser):
     here so that a bad file is a usage error, not a traceback mid-run."""
     values = X.data if hasattr(X, "data") else X
     if not np.isfinite(values).all():
-        parser.error(f"{path}: a feature value is NaN or infinite; the rankers need finite features.")
+        # The Ridge baseline needs finite values; the rankers would learn NaN (not inf) as missing.
+        parser.error(f"{path}: a feature value is NaN or infinite; the demo's Ridge baseline needs finite features.")
     if not np.isfinite(y).all():
         parser.error(f"{path}: a label is NaN or infinite; labels are relevance grades (e.g. 0 to 4).")
     try:  # the rankers' own check, with advice for a file rather than a parameter

@@ -571,6 +571,8 @@ def test_load_letor_sidecar_holds_one_size_per_line(tmp_path):
         # A feature id within int64 but past the parser's C int.
         ("2 qid:1 3000000000:0.5\n", r"qid: or a feature id that is not an integer in its range \(qid: within int64, feature id: 0 to 2\*\*31 - 1\)"),
         ("2 1:0.5 qid:3\n", "the qid: before the features"),
+        ("2 qid:1 1:0.5\n1 qid 1:0.3\n", "line 2: the query field 'qid' has no ':'"),
+        ("2 qid=1 1:0.5\n", "line 1: the query field 'qid=1' has no ':'"),
         ("# a comment only\n\n", "holds no rows"),
     ],
 )
