@@ -752,6 +752,9 @@ def to_onnx(model, X=None, **kwargs):
     X : {ndarray, sparse matrix, DataFrame} of shape (n_rows, n_columns), default=None
         A sample of the rows ``predict`` takes: its dtype (float32, float64,
         int64 or bool) sets the graph's input type, its width the input's.
+        A DataFrame sample of a ranker (not a Pipeline) is read as its
+        values, one input matrix; skl2onnx makes a DataFrame one input per
+        column, which a Pipeline whose steps select columns by name needs.
     **kwargs : dict
         Passed on to ``skl2onnx.to_onnx`` (``target_opset``, ``options``, ...).
 
@@ -776,6 +779,10 @@ def to_onnx(model, X=None, **kwargs):
     if X is not None and sp.issparse(X) and kwargs.get("initial_types") is None:
         kwargs["initial_types"] = _sparse_sample_types(X)
         X = None
+    if hasattr(X, "iloc") and isinstance(model, (*RANKER_ALIASES, BaggingRanker, *announced())):
+        # skl2onnx makes a DataFrame sample one input per column (for a
+        # Pipeline's ColumnTransformer); a ranker's graph takes one matrix.
+        X = X.to_numpy()
     return skl2onnx.to_onnx(model, X, **kwargs)
 
 

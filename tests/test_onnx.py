@@ -186,6 +186,11 @@ def test_fitted_on_a_dataframe(data):
         warnings.simplefilter("ignore", UserWarning)  # X has no feature names
         expected = model.predict(X32)
     assert_scores_match(onnx_scores(model, X32), expected)
+    # A sample of the DataFrame: one input matrix, as from its values.
+    onx = ranknet_onnx.to_onnx(model, frame.iloc[:1].astype(np.float32))
+    assert [i.name for i in onx.graph.input] == ["X"]
+    session = ort.InferenceSession(onx.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert_scores_match(session.run(None, {"X": X32})[0], expected)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["fit32", "fit64"])
