@@ -454,8 +454,8 @@ class _QidFieldError(ValueError):
 def _text_form_problem(path):
     """What keeps scikit-learn's SVMlight parser from reading the file at
     ``path`` although its rows may be well formed, or None: a UTF-8 byte
-    order mark glued to the first label, or lines ended by a carriage
-    return alone (the parser then sees one long line). The parser's own
+    order mark glued to the first label, UTF-16 text, or lines ended by a
+    carriage return alone (the parser then sees one long line). The parser's own
     messages name neither ("could not convert string to float", "need
     more than 1 value to unpack")."""
     if not isinstance(path, (str, os.PathLike)):
@@ -469,6 +469,11 @@ def _text_form_problem(path):
         return (
             "starts with a UTF-8 byte order mark, which the SVMlight parser reads as part "
             "of the first label; save the file without it (e.g. as plain UTF-8 or ASCII)"
+        )
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return (
+            "is UTF-16 text (a PowerShell '>' redirect writes it), which the SVMlight parser "
+            "does not read; save it as plain ASCII or UTF-8 (PowerShell: Set-Content -Encoding ascii)"
         )
     if b"\r" in head and b"\n" not in head:
         return (

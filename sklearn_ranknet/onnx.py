@@ -779,23 +779,31 @@ def to_onnx(model, X=None, **kwargs):
     if X is not None and sp.issparse(X) and kwargs.get("initial_types") is None:
         kwargs["initial_types"] = _sparse_sample_types(X)
         X = None
-    if hasattr(X, "iloc") and isinstance(model, (*RANKER_ALIASES, BaggingRanker, *announced())):
-        # skl2onnx makes a DataFrame sample one input per column (for a
-        # Pipeline's ColumnTransformer); a ranker's graph takes one matrix.
-        X = X.to_numpy()
+    if X is not None and isinstance(model, (*RANKER_ALIASES, BaggingRanker, *announced())):
+        if hasattr(X, "iloc"):
+            # skl2onnx makes a DataFrame sample one input per column (for a
+            # Pipeline's ColumnTransformer); a ranker's graph takes one matrix.
+            X = X.to_numpy()
+        _sample_tensor_type(np.asarray(X).dtype)  # skl2onnx's own error names no fix
     return skl2onnx.to_onnx(model, X, **kwargs)
 
 
 def _sparse_sample_types(X):
     """skl2onnx's ``initial_types`` for a sparse sample: one dense input of
     its width, in the type skl2onnx gives a dense sample of its dtype."""
-    tensor = _SAMPLE_TYPES.get(np.dtype(X.dtype))
+    return [("X", _sample_tensor_type(X.dtype)([None, X.shape[1]]))]
+
+
+def _sample_tensor_type(dtype):
+    """The ONNX tensor type of a sample of ``dtype``, or a TypeError naming
+    the dtypes a graph's input can take."""
+    tensor = _SAMPLE_TYPES.get(np.dtype(dtype))
     if tensor is None:
         raise TypeError(
-            f"The sample's dtype is {X.dtype}; give one of float32 (the usual choice), "
+            f"The sample's dtype is {dtype}; give one of float32 (the usual choice), "
             "float64, int64 or bool, e.g. X[:1].astype(np.float32)."
         )
-    return [("X", tensor([None, X.shape[1]]))]
+    return tensor
 
 
 def _read_sparse_samples():

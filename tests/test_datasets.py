@@ -590,8 +590,9 @@ def test_load_letor_names_the_file_and_the_field(tmp_path, row, match):
     [
         (b"\xef\xbb\xbf" + QID_FILE.encode(), "starts with a UTF-8 byte order mark"),
         (QID_FILE.replace("\n", "\r").encode(), r"carriage return alone"),
+        (QID_FILE.encode("utf-16"), r"is UTF-16 text .* save it as plain ASCII or UTF-8"),
     ],
-    ids=["byte-order-mark", "bare-carriage-returns"],
+    ids=["byte-order-mark", "bare-carriage-returns", "utf-16"],
 )
 def test_load_letor_names_a_byte_order_mark_or_bare_carriage_returns(tmp_path, suffix, content, match):
     # Well-formed rows that scikit-learn's parser cannot split: its messages
@@ -604,7 +605,7 @@ def test_load_letor_names_a_byte_order_mark_or_bare_carriage_returns(tmp_path, s
         load_letor(path)
     assert str(path) in str(raised.value)
     # The same rows with plain line ends read as the file means them.
-    fixed = content.removeprefix(b"\xef\xbb\xbf").replace(b"\r", b"\n")
+    fixed = QID_FILE.encode() if content.startswith(b"\xff\xfe") else content.removeprefix(b"\xef\xbb\xbf").replace(b"\r", b"\n")
     path.write_bytes(compress(fixed))
     np.testing.assert_array_equal(load_letor(path)[2], [10, 10, 3, 3, 3])
 

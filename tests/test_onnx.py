@@ -452,6 +452,13 @@ def test_a_one_dimensional_sample_is_refused_with_the_fix(data, fitted):
     assert_scores_match(onnx_scores(fitted, X), fitted.predict(X))  # a 2-D sample still exports
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.int32, np.uint8])
+def test_a_sample_of_a_type_no_graph_input_takes_is_refused_with_the_fix(data, fitted, dtype):
+    # skl2onnx's own errors name no dtype a graph takes.
+    with pytest.raises(TypeError, match=f"The sample's dtype is {np.dtype(dtype)}; give one of float32"):
+        ranknet_onnx.to_onnx(fitted, data[0][:1].astype(dtype))
+
+
 def test_unknown_activation_is_refused(data, fitted):
     fitted._model.activation = "softmax"
     with pytest.raises(ValueError, match="activation='softmax'"):
